@@ -1,0 +1,92 @@
+# Cairn: a tamper-evident audit chain for LLM calls and a federation that cross-anchors them.
+
+# Versions of the tools the Makefile builds from the Go module proxy.
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+ENVTEST_K8S_VERSION ?= 1.36.3
+
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+CAIRN ?= $(LOCALBIN)/cairn
+ENVTEST_ASSETS = $$(KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/setup-envtest.sh)
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS ?= -X github.com/cairn-dev/cairn/internal/version.Version=$(VERSION)
+
+# Bash with pipefail so a failing stage of a pipe fails the recipe.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the API and controller markers.
+	"$(CONTROLLER_GEN)" rbac:roleName=cairn-manager crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods from the API types.
+	"$(CONTROLLER_GEN)" object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on the tree.
+	gofmt -l -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	"$(GOLANGCI_LINT)" run ./...
+
+.PHONY: test
+test: manifests generate fmt vet setup-envtest ## Run every test against a real API server (envtest).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -coverprofile cover.out
+
+.PHONY: bench
+bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
+
+.PHONY: dev
+dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build bin/cairn.
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o "$(CAIRN)" ./cmd/cairn
+
+##@ Dependencies
+
+.PHONY: setup-envtest
+setup-envtest: ## Build kube-apiserver, kubectl and etcd from the module proxy into the cache.
+	@echo "envtest binaries in $(ENVTEST_ASSETS)"
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN):
+	$(call go-install-tool,$@,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+$(GOLANGCI_LINT):
+	$(call go-install-tool,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+# go-install-tool builds package $2 at version $3 into the versioned path $1.
+define go-install-tool
+@mkdir -p "$(LOCALBIN)"; tmp=$$(mktemp -d); \
+echo "Installing $(2)@$(3)"; \
+GOBIN="$$tmp" GOTOOLCHAIN=local go install "$(2)@$(3)"; \
+mv "$$tmp/$$(basename $(2))" "$(1)"; rm -rf "$$tmp"
+endef

@@ -1,0 +1,65 @@
+package v1alpha1
+
+// ConditionType names a condition in a status.conditions list of this API.
+type ConditionType string
+
+// Condition types. Each controller moves its own and leaves the others to their owners.
+const (
+	// ConditionReady is True when the object does its job: a Federation accepts
+	// registrations and anchors, an operator may submit, a submission is verified and a
+	// cross-anchor is recorded in the transparency log.
+	ConditionReady ConditionType = "Ready"
+
+	// ConditionKeyReady is True when a Federation's signing key has been loaded from, or
+	// generated into, the Secret named by spec.signingKeySecretRef; status.publicKeyPEM and
+	// status.publicKeyFingerprint then describe it.
+	ConditionKeyReady ConditionType = "KeyReady"
+
+	// ConditionLogReachable is True when the last call to the transparency log succeeded.
+	ConditionLogReachable ConditionType = "LogReachable"
+
+	// ConditionSignatureVerified is True when a Submission's envelope signature verified
+	// against its operator's current key, or a FederationOperator's proof of possession
+	// verified against spec.publicKeyPEM.
+	ConditionSignatureVerified ConditionType = "SignatureVerified"
+
+	// ConditionContinuityVerified is True when a Submission starts exactly where its
+	// operator's previous accepted submission ended.
+	ConditionContinuityVerified ConditionType = "ContinuityVerified"
+
+	// ConditionAnchored is True when a Submission is bound into a CrossAnchor; status.anchorRef
+	// names it.
+	ConditionAnchored ConditionType = "Anchored"
+)
+
+// Reasons for conditions. A condition's reason is one of these, never free text.
+const (
+	// ReasonVerified: the signature or continuity check passed.
+	ReasonVerified = "Verified"
+	// ReasonSignatureInvalid: a signature did not verify against the key that should have made it.
+	ReasonSignatureInvalid = "SignatureInvalid"
+	// ReasonContinuityViolation: first_seq or first_prev_hash does not follow the previous submission.
+	ReasonContinuityViolation = "ContinuityViolation"
+	// ReasonEntryCountRegression: entry_count is below the previous submission's.
+	ReasonEntryCountRegression = "EntryCountRegression"
+	// ReasonKeyLoaded: the federation signing key was read from its Secret.
+	ReasonKeyLoaded = "KeyLoaded"
+	// ReasonKeyGenerated: the federation signing key was absent and has been generated.
+	ReasonKeyGenerated = "KeyGenerated"
+	// ReasonKeyInvalid: the signing-key Secret exists but holds no usable Ed25519 key.
+	ReasonKeyInvalid = "KeyInvalid"
+	// ReasonLogReachable: the transparency log answered.
+	ReasonLogReachable = "LogReachable"
+	// ReasonLogUnreachable: the transparency log did not answer; the call is retried.
+	ReasonLogUnreachable = "LogUnreachable"
+	// ReasonPendingTLog: a cross-anchor is signed but not yet recorded in the log.
+	ReasonPendingTLog = "PendingTLog"
+	// ReasonAnchored: a cross-anchor is recorded in the log, or a submission is bound into one.
+	ReasonAnchored = "Anchored"
+	// ReasonPending: a submission waits for the next cross-anchor.
+	ReasonPending = "Pending"
+	// ReasonWithdrawn: the operator withdrew with a signed withdrawal.
+	ReasonWithdrawn = "Withdrawn"
+	// ReasonSuspended: the federation suspended the operator.
+	ReasonSuspended = "Suspended"
+)

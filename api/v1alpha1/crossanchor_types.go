@@ -1,0 +1,165 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CrossAnchorPhase is how far a cross-anchor has got into the transparency log.
+// +kubebuilder:validation:Enum=PendingTLog;Anchored
+type CrossAnchorPhase string
+
+const (
+	// PhasePendingTLog: signed and stored, not yet recorded in the log; retried on a backoff.
+	PhasePendingTLog CrossAnchorPhase = "PendingTLog"
+	// PhaseAnchored: recorded in the log; status.logEntry and status.inclusionProof are set.
+	PhaseAnchored CrossAnchorPhase = "Anchored"
+)
+
+// Participant is one operator's contribution to a cross-anchor.
+type Participant struct {
+	// operatorID is the operator.
+	// +required
+	OperatorID OperatorID `json:"operatorID"`
+
+	// chainSignature is the chain_signature of its latest pending submission.
+	// +required
+	ChainSignature Hash `json:"chainSignature"`
+}
+
+// CrossAnchorSpec is the signed record of one cross-anchor. It never changes once written.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a cross-anchor record is immutable"
+type CrossAnchorSpec struct {
+	// anchorID is the anchor's identifier.
+	// +required
+	AnchorID AnchorID `json:"anchorID"`
+
+	// anchoredAt is the federation's time in RFC 3339 UTC with exactly nine fractional
+	// digits: the bytes hashed into crossAnchorHash.
+	// +required
+	// +kubebuilder:validation:MaxLength=30
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{9}Z$')",message="must be RFC 3339 UTC with nine fractional digits, such as 2026-01-02T15:04:05.000000000Z"
+	AnchoredAt string `json:"anchoredAt"`
+
+	// crossAnchorHash is hex SHA-256 of the participants' chain signatures, in operatorID
+	// order, followed by anchoredAt.
+	// +required
+	CrossAnchorHash Hash `json:"crossAnchorHash"`
+
+	// participants are the operators the anchor binds, ordered by operatorID.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10000
+	Participants []Participant `json:"participants"`
+
+	// federationSignature is the federation's Ed25519 signature over the receipt payload.
+	// +required
+	FederationSignature Signature `json:"federationSignature"`
+
+	// federationPublicKeyPEM is the key that signed this anchor, kept so old receipts keep
+	// verifying after the federation rotates its key.
+	// +required
+	FederationPublicKeyPEM PublicKeyPEM `json:"federationPublicKeyPEM"`
+}
+
+// InclusionProof proves a log entry is in the log's tree at a given size (RFC 6962).
+type InclusionProof struct {
+	// treeSize is the size of the tree the proof is against.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	TreeSize int64 `json:"treeSize"`
+
+	// rootHash is the tree's root at treeSize.
+	// +required
+	RootHash Hash `json:"rootHash"`
+
+	// hashes are the audit path, leaf to root.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Hashes []Hash `json:"hashes,omitempty"`
+
+	// checkpoint is the log's signed note for treeSize.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+// CrossAnchorStatus is the anchor's progress into the transparency log.
+type CrossAnchorStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is PendingTLog until the log records the anchor, then Anchored.
+	// +optional
+	Phase CrossAnchorPhase `json:"phase,omitempty"`
+
+	// logEntry is where the anchor landed in the log.
+	// +optional
+	LogEntry *LogEntry `json:"logEntry,omitempty"`
+
+	// inclusionProof proves logEntry is in the log.
+	// +optional
+	InclusionProof *InclusionProof `json:"inclusionProof,omitempty"`
+
+	// signedEntryTimestamp is the log's base64 promise to include the entry.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	SignedEntryTimestamp string `json:"signedEntryTimestamp,omitempty"`
+
+	// attempts counts calls to the log that have failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// nextRetryTime is when the log is tried again (1m, 5m, 15m, 1h, then longer).
+	// +optional
+	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
+
+	// conditions: Ready and LogReachable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CrossAnchor is one signed hash over every operator's latest pending chain signature,
+// recorded in a transparency log.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=xa;anchor,categories=cairn
+// +kubebuilder:printcolumn:name="Anchored At",type=string,JSONPath=`.spec.anchoredAt`
+// +kubebuilder:printcolumn:name="Hash",type=string,JSONPath=`.spec.crossAnchorHash`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Log Index",type=integer,JSONPath=`.status.logEntry.logIndex`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type CrossAnchor struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is the signed record.
+	// +required
+	Spec CrossAnchorSpec `json:"spec"`
+
+	// status is its progress into the log.
+	// +optional
+	Status CrossAnchorStatus `json:"status,omitzero"`
+}
+
+// CrossAnchorList is a list of CrossAnchor.
+//
+// +kubebuilder:object:root=true
+type CrossAnchorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []CrossAnchor `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CrossAnchor{}, &CrossAnchorList{})
+}

@@ -1,0 +1,175 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TransparencyLogType selects the log that records cross-anchors.
+// +kubebuilder:validation:Enum=embedded;rekor
+type TransparencyLogType string
+
+const (
+	// TransparencyLogEmbedded is the log the manager runs itself, on tessera POSIX storage.
+	TransparencyLogEmbedded TransparencyLogType = "embedded"
+	// TransparencyLogRekor is a Sigstore Rekor v1 server at spec.transparencyLog.url.
+	TransparencyLogRekor TransparencyLogType = "rekor"
+)
+
+// TransparencyLog says where cross-anchors, registrations and key rotations are logged.
+// +kubebuilder:validation:XValidation:rule="self.type != 'rekor' || has(self.url)",message="url is required when type is rekor"
+type TransparencyLog struct {
+	// type is embedded (the default) or rekor.
+	// +optional
+	// +kubebuilder:default=embedded
+	Type TransparencyLogType `json:"type,omitempty"`
+
+	// url is the Rekor server's base URL, for example https://rekor.sigstore.dev.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be an http or https URL"
+	URL string `json:"url,omitempty"`
+}
+
+// FederationSpec is the federation's configuration, owned by its administrators (GitOps).
+type FederationSpec struct {
+	// anchorInterval is how often pending submissions are cross-anchored.
+	// +optional
+	// +kubebuilder:default="6h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="anchorInterval must be at least 1m"
+	AnchorInterval metav1.Duration `json:"anchorInterval,omitzero"`
+
+	// pendingThreshold anchors early once this many submissions are pending. Unset means
+	// anchor only on the interval.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PendingThreshold *int32 `json:"pendingThreshold,omitempty"`
+
+	// minParticipants is how many operators must have a pending submission before an anchor
+	// is made; below it the anchor waits for the next interval.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MinParticipants int32 `json:"minParticipants,omitempty"`
+
+	// transparencyLog records every cross-anchor and registration.
+	// +optional
+	// +kubebuilder:default={type: embedded}
+	TransparencyLog TransparencyLog `json:"transparencyLog,omitzero"`
+
+	// signingKeySecretRef names the Secret holding the federation's Ed25519 signing key.
+	// When unset the Secret is "<name>-signing-key"; when absent it is generated.
+	// +optional
+	SigningKeySecretRef *SecretReference `json:"signingKeySecretRef,omitempty"`
+
+	// adminTokenSecretRef names the Secret holding the admin bearer token and the MAC key of
+	// registration challenges. When unset the Secret is "<name>-admin"; when absent it is
+	// generated.
+	// +optional
+	AdminTokenSecretRef *SecretReference `json:"adminTokenSecretRef,omitempty"`
+
+	// publicURL is the address operators use to reach the federation API; receipts and
+	// log entries link to it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="publicURL must be an http or https URL"
+	PublicURL string `json:"publicURL,omitempty"`
+}
+
+// AnchorSummary points at one CrossAnchor.
+type AnchorSummary struct {
+	// anchorID is the anchor's anchor-YYYYMMDD-NNN identifier and CrossAnchor name.
+	// +required
+	AnchorID AnchorID `json:"anchorID"`
+
+	// anchoredAt is when the anchor was made.
+	// +optional
+	AnchoredAt metav1.Time `json:"anchoredAt,omitzero"`
+
+	// crossAnchorHash is the anchor's hash.
+	// +optional
+	CrossAnchorHash Hash `json:"crossAnchorHash,omitempty"`
+}
+
+// FederationStatus is what the controller observed and did.
+type FederationStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// publicKeyPEM is the federation's current Ed25519 public key.
+	// +optional
+	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM,omitempty"`
+
+	// publicKeyFingerprint is the hex SHA-256 of the raw 32-byte public key.
+	// +optional
+	PublicKeyFingerprint Hash `json:"publicKeyFingerprint,omitempty"`
+
+	// genesisAnchor is the first record the federation logged.
+	// +optional
+	GenesisAnchor *AnchorSummary `json:"genesisAnchor,omitempty"`
+
+	// lastAnchor is the most recent cross-anchor.
+	// +optional
+	LastAnchor *AnchorSummary `json:"lastAnchor,omitempty"`
+
+	// nextAnchorTime is when the next cross-anchor is due.
+	// +optional
+	NextAnchorTime *metav1.Time `json:"nextAnchorTime,omitempty"`
+
+	// operatorCount is the number of Active operators.
+	// +optional
+	OperatorCount int32 `json:"operatorCount,omitempty"`
+
+	// pendingCount is the number of submissions not yet anchored.
+	// +optional
+	PendingCount int32 `json:"pendingCount,omitempty"`
+
+	// conditions: Ready, KeyReady and LogReachable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Federation is one cross-anchoring federation: its schedule, its log and its signing key.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=fed,categories=cairn
+// +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.anchorInterval`
+// +kubebuilder:printcolumn:name="Log",type=string,JSONPath=`.spec.transparencyLog.type`
+// +kubebuilder:printcolumn:name="Operators",type=integer,JSONPath=`.status.operatorCount`
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=`.status.pendingCount`
+// +kubebuilder:printcolumn:name="Last Anchor",type=string,JSONPath=`.status.lastAnchor.anchorID`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Federation struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is the federation's configuration.
+	// +required
+	Spec FederationSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status FederationStatus `json:"status,omitzero"`
+}
+
+// FederationList is a list of Federation.
+//
+// +kubebuilder:object:root=true
+type FederationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []Federation `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Federation{}, &FederationList{})
+}

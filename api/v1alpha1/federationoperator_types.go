@@ -1,0 +1,194 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OperatorPhase is where an operator stands in the federation.
+// +kubebuilder:validation:Enum=Active;Suspended;Withdrawn;Rejected
+type OperatorPhase string
+
+const (
+	// PhaseActive: the operator is registered and may submit.
+	PhaseActive OperatorPhase = "Active"
+	// PhaseSuspended: the federation stopped accepting the operator's submissions.
+	PhaseSuspended OperatorPhase = "Suspended"
+	// PhaseWithdrawn: the operator left with a signed withdrawal; submissions get 403.
+	PhaseWithdrawn OperatorPhase = "Withdrawn"
+	// PhaseRejected: the registration failed verification; conditions say why.
+	PhaseRejected OperatorPhase = "Rejected"
+)
+
+// Withdrawal is an operator's signed request to leave the federation.
+type Withdrawal struct {
+	// at is when the operator signed the withdrawal, exactly as signed.
+	// +required
+	At Timestamp `json:"at"`
+
+	// signature is the operator's Ed25519 signature over "withdraw <operatorID> at <at>".
+	// +required
+	Signature Signature `json:"signature"`
+}
+
+// FederationOperatorSpec is one organization's registration, owned by that organization.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.withdrawal) || has(self.withdrawal)",message="a withdrawal cannot be removed"
+type FederationOperatorSpec struct {
+	// orgName is the organization's display name.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	OrgName string `json:"orgName"`
+
+	// publicKeyPEM is the operator's Ed25519 public key; its operator ID derives from it.
+	// +required
+	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM"`
+
+	// contact is how the federation reaches the organization (an e-mail address or URL).
+	// +optional
+	// +kubebuilder:validation:MaxLength=320
+	Contact string `json:"contact,omitempty"`
+
+	// metadata is free-form labelling the organization publishes with its registration.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Metadata map[string]string `json:"metadata,omitempty"`
+
+	// proofOfPossession is the Ed25519 signature, by publicKeyPEM's private key, over
+	// "register <orgName> <fingerprint>", where fingerprint is the hex SHA-256 of the raw
+	// public key. Registrations applied with kubectl need it; the HTTP API checks a signed
+	// challenge instead.
+	// +optional
+	ProofOfPossession Signature `json:"proofOfPossession,omitempty"`
+
+	// withdrawal, once set, withdraws the operator. It cannot be removed.
+	// +optional
+	Withdrawal *Withdrawal `json:"withdrawal,omitempty"`
+}
+
+// SubmissionHead is an operator's last accepted submission: where its next one must start.
+type SubmissionHead struct {
+	// submission is the Submission's name.
+	// +required
+	// +kubebuilder:validation:MaxLength=253
+	Submission string `json:"submission"`
+
+	// lastSeq is the last sequence number it covered.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	LastSeq int64 `json:"lastSeq"`
+
+	// lastHMACHash is the hmac_hash of its last entry.
+	// +required
+	LastHMACHash Hash `json:"lastHMACHash"`
+
+	// entryCount is the chain's length through lastSeq.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	EntryCount int64 `json:"entryCount"`
+
+	// acceptedAt is when the federation accepted it.
+	// +optional
+	AcceptedAt metav1.Time `json:"acceptedAt,omitzero"`
+}
+
+// KeyRecord is one key an operator has held.
+type KeyRecord struct {
+	// publicKeyPEM is the key.
+	// +required
+	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM"`
+
+	// fingerprint is the hex SHA-256 of the raw public key.
+	// +required
+	Fingerprint Hash `json:"fingerprint"`
+
+	// validFrom is when the key took effect.
+	// +optional
+	ValidFrom metav1.Time `json:"validFrom,omitzero"`
+
+	// validUntil is when a rotation replaced the key; unset for the current key.
+	// +optional
+	ValidUntil *metav1.Time `json:"validUntil,omitempty"`
+
+	// logEntry records the registration or rotation in the transparency log.
+	// +optional
+	LogEntry *LogEntry `json:"logEntry,omitempty"`
+}
+
+// FederationOperatorStatus is what the federation made of the registration.
+type FederationOperatorStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// operatorID derives from the registered key.
+	// +optional
+	OperatorID OperatorID `json:"operatorID,omitempty"`
+
+	// phase is Active, Suspended, Withdrawn or Rejected.
+	// +optional
+	Phase OperatorPhase `json:"phase,omitempty"`
+
+	// registeredAt is when the registration was accepted.
+	// +optional
+	RegisteredAt *metav1.Time `json:"registeredAt,omitempty"`
+
+	// registrationLogEntry records the registration in the transparency log.
+	// +optional
+	RegistrationLogEntry *LogEntry `json:"registrationLogEntry,omitempty"`
+
+	// head is the last accepted submission.
+	// +optional
+	Head *SubmissionHead `json:"head,omitempty"`
+
+	// keyHistory lists every key the operator has held, oldest first.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	KeyHistory []KeyRecord `json:"keyHistory,omitempty"`
+
+	// conditions: Ready and SignatureVerified.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// FederationOperator is one organization registered with a federation by its Ed25519 key.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=fo,categories=cairn
+// +kubebuilder:printcolumn:name="Org",type=string,JSONPath=`.spec.orgName`
+// +kubebuilder:printcolumn:name="Operator ID",type=string,JSONPath=`.status.operatorID`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Last Submission",type=string,JSONPath=`.status.head.submission`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FederationOperator struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec is the organization's registration.
+	// +required
+	Spec FederationOperatorSpec `json:"spec"`
+
+	// status is what the federation made of it.
+	// +optional
+	Status FederationOperatorStatus `json:"status,omitzero"`
+}
+
+// FederationOperatorList is a list of FederationOperator.
+//
+// +kubebuilder:object:root=true
+type FederationOperatorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []FederationOperator `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&FederationOperator{}, &FederationOperatorList{})
+}

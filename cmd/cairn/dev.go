@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/devenv"
+	"github.com/cairn-dev/cairn/internal/operator"
+)
+
+// devOptions configures `cairn dev`.
+type devOptions struct {
+	env     devenv.Options
+	manager *operator.Options
+}
+
+func newDevOptions() *devOptions {
+	m := operator.NewOptions()
+	m.MetricsBindAddress = "127.0.0.1:8080"
+	m.MetricsSecure = false
+	m.HealthProbeBindAddress = "127.0.0.1:8081"
+	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m}
+}
+
+func (o *devOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&o.env.Dir, "dir", o.env.Dir, "state directory: etcd data and the kubeconfig")
+	fs.StringVar(&o.env.AssetsDir, "assets", o.env.AssetsDir, "directory holding kube-apiserver, etcd and kubectl (printed by hack/setup-envtest.sh)")
+	fs.BoolVar(&o.env.Fresh, "fresh", o.env.Fresh, "delete the stored cluster state before starting")
+	o.manager.AddFlags(cmd.Flags())
+}
+
+func (o *devOptions) validate() error {
+	if o.env.AssetsDir == "" {
+		return errors.New("--assets (or KUBEBUILDER_ASSETS) is required: run `make dev`, or pass the directory hack/setup-envtest.sh prints")
+	}
+	return o.manager.Validate()
+}
+
+func newDevCommand() *cobra.Command {
+	opts := newDevOptions()
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the whole federation locally: control plane, CRDs and manager",
+		Long: `Run a local Kubernetes control plane (etcd and kube-apiserver built by
+hack/setup-envtest.sh), install the federation CRDs, write a kubeconfig to
+<dir>/kubeconfig and run the manager against it until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			return runDev(cmd.Context(), cmd.OutOrStdout(), opts)
+		},
+	}
+	opts.addFlags(cmd)
+	return cmd
+}
+
+// runDev runs the local system until ctx ends, then stops the manager and the control plane.
+func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
+	say := func(format string, args ...any) { fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
+
+	say("starting control plane from %s", o.env.AssetsDir)
+	env, err := devenv.Start(o.env)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		say("stopping control plane")
+		err = errors.Join(err, env.Stop())
+		if err == nil {
+			say("stopped")
+		}
+	}()
+
+	mgr, err := operator.New(env.Config, o.manager)
+	if err != nil {
+		return err
+	}
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+
+	probe := "http://" + dialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
+	if err := waitReady(ctx, probe, done); err != nil {
+		return err
+	}
+	say("control plane  %s (etcd data in %s)", env.URL(), o.env.Dir)
+	say("kubeconfig     %s", env.Kubeconfig)
+	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
+	say("CRDs           %s", strings.Join(env.CRDs, ", "))
+	say("manager        %s", probe)
+	if o.manager.MetricsBindAddress != "0" {
+		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))
+	}
+	say("ready; press Ctrl-C to stop")
+
+	select {
+	case err := <-done:
+		return fmt.Errorf("manager stopped: %w", err)
+	case <-ctx.Done():
+	}
+	say("stopping manager")
+	stopManager()
+	return <-done
+}
+
+// waitReady polls url until it answers 200, the manager fails, or ctx ends.
+func waitReady(ctx context.Context, url string, managerDone <-chan error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-managerDone:
+			return fmt.Errorf("manager stopped before it was ready: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// dialAddress turns a bind address such as ":8081" into one a client can dial.
+func dialAddress(bind string) string {
+	host, port, err := net.SplitHostPort(bind)
+	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return bind
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}

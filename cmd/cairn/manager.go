@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/cairn-dev/cairn/internal/operator"
+)
+
+func newManagerCommand() *cobra.Command {
+	opts := operator.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the federation's Kubernetes controllers",
+		Long: `Run the federation's Kubernetes controllers against the cluster named by --kubeconfig,
+the in-cluster service account, or $KUBECONFIG, in that order.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return fmt.Errorf("load kubeconfig: %w", err)
+			}
+			mgr, err := operator.New(cfg, opts)
+			if err != nil {
+				return err
+			}
+			ctrl.Log.WithName("manager").Info("Starting manager", "metrics", opts.MetricsBindAddress, "probes", opts.HealthProbeBindAddress, "leaderElect", opts.LeaderElect)
+			return mgr.Start(cmd.Context())
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}

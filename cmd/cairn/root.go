@@ -1,0 +1,62 @@
+package main
+
+import (
+	goflag "flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	ctrl "sigs.k8s.io/controller-runtime"
+	kubeconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cairn-dev/cairn/internal/config"
+)
+
+// newRootCommand builds the cairn command tree. The logging flags (--zap-*) and
+// --kubeconfig belong to the root and so to every subcommand.
+func newRootCommand() *cobra.Command {
+	zapOpts := zap.Options{Development: true}
+	goFlags := goflag.NewFlagSet("cairn", goflag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	kubeconfig.RegisterFlags(goFlags)
+
+	root := &cobra.Command{
+		Use:          "cairn",
+		Short:        "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
+		SilenceUsage: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := config.Apply(cmd.Flags(), os.LookupEnv); err != nil {
+				return err
+			}
+			logger := zap.New(zap.UseFlagOptions(&zapOpts))
+			ctrl.SetLogger(logger)
+			slog.SetDefault(slog.New(logr.ToSlogHandler(logger)))
+			return nil
+		},
+	}
+	root.PersistentFlags().AddGoFlagSet(goFlags)
+	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand())
+
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defaultHelp(cmd, args)
+		printEnvironment(cmd)
+	})
+	return root
+}
+
+// printEnvironment lists the environment variables that stand in for the command's flags.
+func printEnvironment(cmd *cobra.Command) {
+	fs := pflag.NewFlagSet("all", pflag.ContinueOnError)
+	fs.AddFlagSet(cmd.Flags())
+	fs.AddFlagSet(cmd.InheritedFlags())
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "\nEnvironment variables (a flag given on the command line wins):")
+	if err := config.WriteTable(out, fs); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), err)
+	}
+}

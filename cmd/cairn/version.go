@@ -1,0 +1,35 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/version"
+)
+
+func newVersionCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of cairn",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := version.Get()
+			switch output {
+			case "":
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "cairn %s (%s, %s)\n", info.Version, info.GoVersion, info.Platform)
+				return err
+			case "json":
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			default:
+				return fmt.Errorf("--output must be empty or json, not %q", output)
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for text, or json")
+	return cmd
+}

@@ -1,0 +1,104 @@
+package controllers
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+const samplesDir = "../config/samples"
+
+// sample decodes one file of config/samples into a fresh object of its kind.
+func sample[T client.Object](file string, obj T) T {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, file))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.UnmarshalStrict(raw, obj)).To(Succeed())
+	return obj
+}
+
+func sampleFederation() *federationv1alpha1.Federation {
+	return sample("federation_v1alpha1_federation.yaml", &federationv1alpha1.Federation{})
+}
+
+func sampleOperator() *federationv1alpha1.FederationOperator {
+	return sample("federation_v1alpha1_federationoperator.yaml", &federationv1alpha1.FederationOperator{})
+}
+
+func sampleSubmission() *federationv1alpha1.Submission {
+	return sample("federation_v1alpha1_submission.yaml", &federationv1alpha1.Submission{})
+}
+
+func sampleCrossAnchor() *federationv1alpha1.CrossAnchor {
+	return sample("federation_v1alpha1_crossanchor.yaml", &federationv1alpha1.CrossAnchor{})
+}
+
+// kubectl runs the kubectl that hack/setup-envtest.sh built, as a cluster administrator.
+type kubectl struct{ path, kubeconfig string }
+
+func newKubectl() kubectl {
+	admin, err := testEnv.AddUser(envtest.User{Name: "sample-admin", Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kc, err := admin.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(os.WriteFile(path, kc, 0o600)).To(Succeed())
+	return kubectl{path: filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), kubeconfig: path}
+}
+
+func (k kubectl) run(args ...string) string {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(k.path, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	Expect(cmd.Run()).To(Succeed(), "kubectl %v: %s", args, stderr.String())
+	return stdout.String()
+}
+
+var _ = Describe("config/samples", func() {
+	It("applies with kubectl and shows the printer columns", func() {
+		ns := newNamespace()
+		k := newKubectl()
+
+		out := k.run("apply", "-n", ns, "-f", samplesDir+"/")
+		Expect(out).To(ContainSubstring("federation.federation.cairn.dev/cairn created"))
+		Expect(out).To(ContainSubstring("federationoperator.federation.cairn.dev/acme-research created"))
+		Expect(out).To(ContainSubstring("submission.federation.cairn.dev/op-032760a40378d8c2-1 created"))
+		Expect(out).To(ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001 created"))
+
+		By("giving the operator a status, as the controller will")
+		fo := &federationv1alpha1.FederationOperator{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "acme-research"}, fo)).To(Succeed())
+		fo.Status.OperatorID = "op_032760a40378d8c2"
+		fo.Status.Phase = federationv1alpha1.PhaseActive
+		fo.Status.Head = &federationv1alpha1.SubmissionHead{
+			Submission:   "op-032760a40378d8c2-1",
+			LastSeq:      42,
+			LastHMACHash: "289ddcf0a1127bb76bfe143e36224c9e802812111efdf9c33ced8692444616cc",
+			EntryCount:   42,
+		}
+		Expect(k8sClient.Status().Update(ctx, fo)).To(Succeed())
+
+		out = k.run("get", "fo", "-n", ns)
+		Expect(out).To(MatchRegexp(`NAME\s+ORG\s+OPERATOR ID\s+PHASE\s+LAST SUBMISSION\s+AGE`))
+		Expect(out).To(MatchRegexp(`acme-research\s+Acme Research\s+op_032760a40378d8c2\s+Active\s+op-032760a40378d8c2-1\s+\d+s`))
+		Expect(k.run("get", "fo", "-n", ns, "-o", "wide")).To(MatchRegexp(`LAST SUBMISSION\s+READY\s+AGE`))
+
+		Expect(k.run("get", "fed", "-n", ns)).To(MatchRegexp(
+			`NAME\s+INTERVAL\s+LOG\s+OPERATORS\s+PENDING\s+LAST ANCHOR\s+READY\s+AGE\ncairn\s+6h\s+embedded\s`))
+		Expect(k.run("get", "sub", "-n", ns)).To(MatchRegexp(
+			`NAME\s+OPERATOR\s+FIRST\s+LAST\s+ENTRIES\s+ANCHOR\s+READY\s+AGE\nop-032760a40378d8c2-1\s+op_032760a40378d8c2\s+1\s+42\s+42\s`))
+		Expect(k.run("get", "xa", "-n", ns)).To(MatchRegexp(
+			`NAME\s+ANCHORED AT\s+PHASE\s+LOG INDEX\s+AGE\nanchor-20261121-001\s+2026-11-21T18:00:00.000000000Z\s`))
+		Expect(k.run("get", "cairn", "-n", ns, "-o", "name")).To(And(
+			ContainSubstring("federation.federation.cairn.dev/cairn"),
+			ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001")))
+	})
+})

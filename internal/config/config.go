@@ -1,0 +1,73 @@
+// Package config lists every environment variable cairn reads and applies them to flags.
+//
+// Precedence is flag, then environment variable, then the flag's default. Commands call
+// Apply after parsing flags; nothing else in the tree reads the environment.
+package config
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+)
+
+// Var is one environment variable and the flag it stands in for.
+type Var struct {
+	// Name is the environment variable.
+	Name string
+	// Flag is the long flag the variable sets when the flag was not given.
+	Flag string
+	// Description says what it controls.
+	Description string
+	// Sensitive variables are never printed with their value.
+	Sensitive bool
+}
+
+// Vars is the table of every variable cairn reads.
+var Vars = []Var{
+	{Name: "CAIRN_METRICS_BIND_ADDRESS", Flag: "metrics-bind-address", Description: "address of the manager's Prometheus metrics endpoint; 0 disables it"},
+	{Name: "CAIRN_METRICS_SECURE", Flag: "metrics-secure", Description: "serve metrics over HTTPS with Kubernetes authentication and authorization"},
+	{Name: "CAIRN_HEALTH_PROBE_BIND_ADDRESS", Flag: "health-probe-bind-address", Description: "address of the manager's /healthz and /readyz endpoints"},
+	{Name: "CAIRN_LEADER_ELECT", Flag: "leader-elect", Description: "elect one active manager among replicas"},
+	{Name: "CAIRN_LEADER_ELECTION_NAMESPACE", Flag: "leader-election-namespace", Description: "namespace of the leader election Lease"},
+	{Name: "CAIRN_DEV_DIR", Flag: "dir", Description: "state directory of cairn dev (etcd data, kubeconfig)"},
+	{Name: "KUBEBUILDER_ASSETS", Flag: "assets", Description: "directory holding kube-apiserver, etcd and kubectl (hack/setup-envtest.sh prints it)"},
+}
+
+// Apply sets each flag of fs that was not given on the command line from its variable,
+// read through lookup (os.LookupEnv in production). Flags fs does not define are skipped.
+func Apply(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	for _, v := range Vars {
+		f := fs.Lookup(v.Flag)
+		if f == nil || f.Changed {
+			continue
+		}
+		val, ok := lookup(v.Name)
+		if !ok || val == "" {
+			continue
+		}
+		if err := fs.Set(v.Flag, val); err != nil {
+			shown := val
+			if v.Sensitive {
+				shown = "(redacted)"
+			}
+			return fmt.Errorf("environment variable %s=%q for --%s: %w", v.Name, shown, v.Flag, err)
+		}
+	}
+	return nil
+}
+
+// WriteTable prints the variables that apply to fs, for --help.
+func WriteTable(w io.Writer, fs *pflag.FlagSet) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range Vars {
+		if fs.Lookup(v.Flag) == nil {
+			continue
+		}
+		if _, err := fmt.Fprintf(tw, "  %s\t--%s\t%s\n", v.Name, v.Flag, v.Description); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,114 @@
+// Package operator builds the federation's controller-runtime manager: its scheme, metrics,
+// health and readiness checks, leader election, and the controllers it runs.
+package operator
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// LeaderElectionID names the Lease that replicas of the manager compete for.
+const LeaderElectionID = "cairn-manager.federation.cairn.dev"
+
+// NewScheme returns a scheme with the built-in kinds and the federation.cairn.dev kinds.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(federationv1alpha1.AddToScheme(s))
+	return s
+}
+
+// Options configures the manager.
+type Options struct {
+	// MetricsBindAddress serves Prometheus metrics; "0" disables them.
+	MetricsBindAddress string
+	// MetricsSecure serves metrics over HTTPS behind Kubernetes authn/authz.
+	MetricsSecure bool
+	// HealthProbeBindAddress serves /healthz and /readyz.
+	HealthProbeBindAddress string
+	// LeaderElect makes replicas elect one active manager.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the Lease; empty means the manager's own namespace.
+	LeaderElectionNamespace string
+}
+
+// NewOptions returns the defaults for a manager running in a cluster.
+func NewOptions() *Options {
+	return &Options{
+		MetricsBindAddress:     ":8443",
+		MetricsSecure:          true,
+		HealthProbeBindAddress: ":8081",
+	}
+}
+
+// AddFlags binds the options to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
+		"address the metrics endpoint binds to (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
+		"serve metrics over HTTPS, allowing only callers authorized by the API server")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
+		"address the /healthz and /readyz endpoints bind to")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
+		"elect a leader so that only one replica anchors; every replica still serves the API")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"namespace of the leader election Lease (default: the manager's namespace)")
+}
+
+// Validate reports options that cannot work together.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.MetricsBindAddress != "0" {
+		if _, _, err := net.SplitHostPort(o.MetricsBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-bind-address %q: %w", o.MetricsBindAddress, err))
+		}
+	}
+	if _, _, err := net.SplitHostPort(o.HealthProbeBindAddress); err != nil {
+		errs = append(errs, fmt.Errorf("--health-probe-bind-address %q: %w", o.HealthProbeBindAddress, err))
+	}
+	return errors.Join(errs...)
+}
+
+// New builds a manager for cfg with health and readiness checks and every controller.
+func New(cfg *rest.Config, o *Options) (manager.Manager, error) {
+	metrics := metricsserver.Options{
+		BindAddress:   o.MetricsBindAddress,
+		SecureServing: o.MetricsSecure,
+	}
+	if o.MetricsSecure {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        NewScheme(),
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add readiness check: %w", err)
+	}
+	return mgr, nil
+}
