@@ -101,4 +101,14 @@ var _ = Describe("config/samples", func() {
 			ContainSubstring("federation.federation.cairn.dev/cairn"),
 			ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001")))
 	})
+
+	It("installs config/default, the manifests a cluster gets, on a real API server", func() {
+		out := newKubectl().run("apply", "-k", "../config/default")
+		for _, want := range []string{
+			"namespace/cairn-system", "serviceaccount/cairn-manager", "clusterrole.rbac.authorization.k8s.io/cairn-manager-role",
+			"role.rbac.authorization.k8s.io/cairn-leader-election", "deployment.apps/cairn-manager", "service/cairn-metrics",
+		} {
+			Expect(out).To(ContainSubstring(want))
+		}
+	})
 })

@@ -35,7 +35,7 @@ func sub() client.Object { return sampleSubmission() }
 func xa() client.Object  { return sampleCrossAnchor() }
 
 const (
-	rsaPEM = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYWnm/eplO9BFtXszMRQNL5UtZ8HJdTH2jK7vjs4XGKvLOOW6DrVPBiu1pRc+Tr1D2C5MLIrrD7gXsYcB2R+EiQ==\n-----END PUBLIC KEY-----\n"
+	rsaPEM   = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYWnm/eplO9BFtXszMRQNL5UtZ8HJdTH2jK7vjs4XGKvLOOW6DrVPBiu1pRc+Tr1D2C5MLIrrD7gXsYcB2R+EiQ==\n-----END PUBLIC KEY-----\n"
 	upperHex = "10E47B9DA3EFBF2E32D9C2B21DE1D4DB480EA02C6843DE13436F3EA00E201467"
 )
 

@@ -54,9 +54,7 @@ func printEnvironment(cmd *cobra.Command) {
 	fs := pflag.NewFlagSet("all", pflag.ContinueOnError)
 	fs.AddFlagSet(cmd.Flags())
 	fs.AddFlagSet(cmd.InheritedFlags())
-	out := cmd.OutOrStdout()
-	fmt.Fprintln(out, "\nEnvironment variables (a flag given on the command line wins):")
-	if err := config.WriteTable(out, fs); err != nil {
+	if err := config.WriteTable(cmd.OutOrStdout(), fs); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), err)
 	}
 }

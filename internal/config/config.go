@@ -48,23 +48,28 @@ func Apply(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
 			continue
 		}
 		if err := fs.Set(v.Flag, val); err != nil {
-			shown := val
-			if v.Sensitive {
-				shown = "(redacted)"
+			if v.Sensitive { // the flag's own error quotes the value
+				return fmt.Errorf("environment variable %s=(redacted) for --%s: invalid value of type %s", v.Name, v.Flag, f.Value.Type())
 			}
-			return fmt.Errorf("environment variable %s=%q for --%s: %w", v.Name, shown, v.Flag, err)
+			return fmt.Errorf("environment variable %s=%q for --%s: %w", v.Name, val, v.Flag, err)
 		}
 	}
 	return nil
 }
 
-// WriteTable prints the variables that apply to fs, for --help.
+// WriteTable prints, for --help, the variables that stand in for flags of fs; nothing
+// when there are none.
 func WriteTable(w io.Writer, fs *pflag.FlagSet) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "\nEnvironment variables (a flag given on the command line wins):\n"
 	for _, v := range Vars {
 		if fs.Lookup(v.Flag) == nil {
 			continue
 		}
+		if _, err := io.WriteString(tw, header); err != nil {
+			return err
+		}
+		header = ""
 		if _, err := fmt.Fprintf(tw, "  %s\t--%s\t%s\n", v.Name, v.Flag, v.Description); err != nil {
 			return err
 		}

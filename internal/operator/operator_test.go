@@ -1,0 +1,48 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	tests := map[string]struct {
+		change  func(*Options)
+		wantErr string
+	}{
+		"defaults":         {change: func(*Options) {}},
+		"metrics disabled": {change: func(o *Options) { o.MetricsBindAddress = "0" }},
+		"loopback only":    {change: func(o *Options) { o.HealthProbeBindAddress = "127.0.0.1:9440" }},
+		"metrics no port":  {change: func(o *Options) { o.MetricsBindAddress = "8443" }, wantErr: `--metrics-bind-address "8443"`},
+		"probes no port":   {change: func(o *Options) { o.HealthProbeBindAddress = "localhost" }, wantErr: `--health-probe-bind-address "localhost"`},
+		"probes required":  {change: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			tc.change(o)
+			err := o.Validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Validate: got %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSchemeKnowsEveryKind(t *testing.T) {
+	s := NewScheme()
+	for _, kind := range []string{"Federation", "FederationOperator", "Submission", "CrossAnchor", "Secret"} {
+		found := false
+		for gvk := range s.AllKnownTypes() {
+			if gvk.Kind == kind {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("scheme lacks %s", kind)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cairnBin is the cairn binary that TestMain builds for every test of the package.
+var cairnBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithBinary(m))
+}
+
+func runWithBinary(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cairn-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cairnBin = filepath.Join(dir, "cairn")
+	out, err := exec.Command("go", "build", "-o", cairnBin, "github.com/cairn-dev/cairn/cmd/cairn").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build cmd/cairn: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+func assetsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or export KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh)")
+	}
+	return dir
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// devProcess is a running `cairn dev`.
+type devProcess struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Scanner
+	seen   []string
+}
+
+// startDev runs `cairn dev` in workDir and waits until it prints that it is ready.
+func startDev(ctx context.Context, t *testing.T, workDir string) *devProcess {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, cairnBin, "dev",
+		"--assets", assetsDir(t),
+		"--health-probe-bind-address", freeAddress(t),
+		"--metrics-bind-address", freeAddress(t))
+	cmd.Dir = workDir
+	cmd.Stderr = io.Discard
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &devProcess{cmd: cmd, stdout: bufio.NewScanner(out)}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if !p.waitFor("ready") {
+		t.Fatalf("cairn dev ended before it was ready; it printed:\n%s", strings.Join(p.seen, "\n"))
+	}
+	return p
+}
+
+// waitFor reads stdout until a line contains s; false if stdout ends first.
+func (p *devProcess) waitFor(s string) bool {
+	for p.stdout.Scan() {
+		p.seen = append(p.seen, p.stdout.Text())
+		if strings.Contains(p.stdout.Text(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// interrupt sends Ctrl-C and requires a clean exit.
+func (p *devProcess) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	stopped := p.waitFor("stopped")
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("cairn dev exited with %v after Ctrl-C; it printed:\n%s", err, strings.Join(p.seen, "\n"))
+	}
+	if !stopped {
+		t.Fatalf("cairn dev did not report that it stopped; it printed:\n%s", strings.Join(p.seen, "\n"))
+	}
+}
+
+func kubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(assetsDir(t), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	work := t.TempDir()
+	kubeconfig := filepath.Join(work, ".cairn-dev", "kubeconfig")
+	samples, err := filepath.Abs("../../config/samples/federation_v1alpha1_federationoperator.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dev := startDev(ctx, t, work)
+	crds := kubectl(t, kubeconfig, "get", "crd", "-o", "name")
+	for _, kind := range []string{"federations", "federationoperators", "submissions", "crossanchors"} {
+		want := fmt.Sprintf("customresourcedefinition.apiextensions.k8s.io/%s.federation.cairn.dev", kind)
+		if !strings.Contains(crds, want) {
+			t.Errorf("kubectl get crd does not list %s:\n%s", want, crds)
+		}
+	}
+	kubectl(t, kubeconfig, "apply", "-f", samples)
+	dev.interrupt(t)
+	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig of a stopped control plane was left behind: stat: %v", err)
+	}
+
+	// A second start finds what the first one stored.
+	dev = startDev(ctx, t, work)
+	got := kubectl(t, kubeconfig, "get", "fo", "acme-research", "-o", "jsonpath={.spec.orgName}")
+	if got != "Acme Research" {
+		t.Errorf("after restart, the operator's orgName is %q, want %q", got, "Acme Research")
+	}
+	dev.interrupt(t)
+}
+
+func TestDevWithoutAssetsSaysWhatToDo(t *testing.T) {
+	cmd := exec.Command(cairnBin, "dev")
+	cmd.Env = append(os.Environ(), "KUBEBUILDER_ASSETS=")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("cairn dev without assets succeeded:\n%s", out)
+	}
+	if !strings.Contains(string(out), "--assets (or KUBEBUILDER_ASSETS) is required") {
+		t.Errorf("cairn dev without assets printed:\n%s", out)
+	}
+}
