@@ -17,11 +17,18 @@ import (
 
 const samplesDir = "../config/samples"
 
+// decodeSample decodes one file of config/samples into obj.
+func decodeSample(file string, obj client.Object) error {
+	raw, err := os.ReadFile(filepath.Join(samplesDir, file))
+	if err != nil {
+		return err
+	}
+	return yaml.UnmarshalStrict(raw, obj)
+}
+
 // sample decodes one file of config/samples into a fresh object of its kind.
 func sample[T client.Object](file string, obj T) T {
-	raw, err := os.ReadFile(filepath.Join(samplesDir, file))
-	Expect(err).NotTo(HaveOccurred())
-	Expect(yaml.UnmarshalStrict(raw, obj)).To(Succeed())
+	Expect(decodeSample(file, obj)).To(Succeed())
 	return obj
 }
 

@@ -34,32 +34,32 @@ const (
 
 // Reasons for conditions. A condition's reason is one of these, never free text.
 const (
-	// ReasonVerified: the signature or continuity check passed.
+	// ReasonVerified means the signature or continuity check passed.
 	ReasonVerified = "Verified"
-	// ReasonSignatureInvalid: a signature did not verify against the key that should have made it.
+	// ReasonSignatureInvalid means a signature did not verify against the key that should have made it.
 	ReasonSignatureInvalid = "SignatureInvalid"
-	// ReasonContinuityViolation: first_seq or first_prev_hash does not follow the previous submission.
+	// ReasonContinuityViolation means first_seq or first_prev_hash does not follow the previous submission.
 	ReasonContinuityViolation = "ContinuityViolation"
-	// ReasonEntryCountRegression: entry_count is below the previous submission's.
+	// ReasonEntryCountRegression means entry_count is below the previous submission's.
 	ReasonEntryCountRegression = "EntryCountRegression"
-	// ReasonKeyLoaded: the federation signing key was read from its Secret.
+	// ReasonKeyLoaded means the federation signing key was read from its Secret.
 	ReasonKeyLoaded = "KeyLoaded"
-	// ReasonKeyGenerated: the federation signing key was absent and has been generated.
+	// ReasonKeyGenerated means the federation signing key was absent and has been generated.
 	ReasonKeyGenerated = "KeyGenerated"
-	// ReasonKeyInvalid: the signing-key Secret exists but holds no usable Ed25519 key.
+	// ReasonKeyInvalid means the signing-key Secret exists but holds no usable Ed25519 key.
 	ReasonKeyInvalid = "KeyInvalid"
-	// ReasonLogReachable: the transparency log answered.
+	// ReasonLogReachable means the transparency log answered.
 	ReasonLogReachable = "LogReachable"
-	// ReasonLogUnreachable: the transparency log did not answer; the call is retried.
+	// ReasonLogUnreachable means the transparency log did not answer; the call is retried.
 	ReasonLogUnreachable = "LogUnreachable"
-	// ReasonPendingTLog: a cross-anchor is signed but not yet recorded in the log.
+	// ReasonPendingTLog means a cross-anchor is signed but not yet recorded in the log.
 	ReasonPendingTLog = "PendingTLog"
-	// ReasonAnchored: a cross-anchor is recorded in the log, or a submission is bound into one.
+	// ReasonAnchored means a cross-anchor is recorded in the log, or a submission is bound into one.
 	ReasonAnchored = "Anchored"
-	// ReasonPending: a submission waits for the next cross-anchor.
+	// ReasonPending means a submission waits for the next cross-anchor.
 	ReasonPending = "Pending"
-	// ReasonWithdrawn: the operator withdrew with a signed withdrawal.
+	// ReasonWithdrawn means the operator withdrew with a signed withdrawal.
 	ReasonWithdrawn = "Withdrawn"
-	// ReasonSuspended: the federation suspended the operator.
+	// ReasonSuspended means the federation suspended the operator.
 	ReasonSuspended = "Suspended"
 )

@@ -9,9 +9,9 @@ import (
 type CrossAnchorPhase string
 
 const (
-	// PhasePendingTLog: signed and stored, not yet recorded in the log; retried on a backoff.
+	// PhasePendingTLog means signed and stored, not yet recorded in the log; retried on a backoff.
 	PhasePendingTLog CrossAnchorPhase = "PendingTLog"
-	// PhaseAnchored: recorded in the log; status.logEntry and status.inclusionProof are set.
+	// PhaseAnchored means recorded in the log; status.logEntry and status.inclusionProof are set.
 	PhaseAnchored CrossAnchorPhase = "Anchored"
 )
 
@@ -158,8 +158,4 @@ type CrossAnchorList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitzero"`
 	Items           []CrossAnchor `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&CrossAnchor{}, &CrossAnchorList{})
 }

@@ -169,7 +169,3 @@ type FederationList struct {
 	metav1.ListMeta `json:"metadata,omitzero"`
 	Items           []Federation `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Federation{}, &FederationList{})
-}

@@ -9,13 +9,13 @@ import (
 type OperatorPhase string
 
 const (
-	// PhaseActive: the operator is registered and may submit.
+	// PhaseActive means the operator is registered and may submit.
 	PhaseActive OperatorPhase = "Active"
-	// PhaseSuspended: the federation stopped accepting the operator's submissions.
+	// PhaseSuspended means the federation stopped accepting the operator's submissions.
 	PhaseSuspended OperatorPhase = "Suspended"
-	// PhaseWithdrawn: the operator left with a signed withdrawal; submissions get 403.
+	// PhaseWithdrawn means the operator left with a signed withdrawal; submissions get 403.
 	PhaseWithdrawn OperatorPhase = "Withdrawn"
-	// PhaseRejected: the registration failed verification; conditions say why.
+	// PhaseRejected means the registration failed verification; conditions say why.
 	PhaseRejected OperatorPhase = "Rejected"
 )
 
@@ -187,8 +187,4 @@ type FederationOperatorList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitzero"`
 	Items           []FederationOperator `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&FederationOperator{}, &FederationOperatorList{})
 }

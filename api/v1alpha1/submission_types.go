@@ -138,7 +138,3 @@ type SubmissionList struct {
 	metav1.ListMeta `json:"metadata,omitzero"`
 	Items           []Submission `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Submission{}, &SubmissionList{})
-}

@@ -67,7 +67,7 @@ hack/setup-envtest.sh), install the federation CRDs, write a kubeconfig to
 
 // runDev runs the local system until ctx ends, then stops the manager and the control plane.
 func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
-	say := func(format string, args ...any) { fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
+	say := func(format string, args ...any) { _, _ = fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
 
 	say("starting control plane from %s", o.env.AssetsDir)
 	env, err := devenv.Start(o.env)

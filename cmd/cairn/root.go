@@ -2,7 +2,6 @@ package main
 
 import (
 	goflag "flag"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -55,6 +54,6 @@ func printEnvironment(cmd *cobra.Command) {
 	fs.AddFlagSet(cmd.Flags())
 	fs.AddFlagSet(cmd.InheritedFlags())
 	if err := config.WriteTable(cmd.OutOrStdout(), fs); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), err)
+		cmd.PrintErrln(err)
 	}
 }
