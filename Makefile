@@ -67,6 +67,12 @@ dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, m
 build: manifests generate fmt vet ## Build bin/cairn.
 	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o "$(CAIRN)" ./cmd/cairn
 
+IMG ?= cairn:latest
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG (needs a Docker engine).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
 ##@ Dependencies
 
 .PHONY: setup-envtest
