@@ -57,9 +57,11 @@ test: manifests generate fmt vet setup-envtest ## Run every test against a real 
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
 
+DEV_FLAGS ?=
+
 .PHONY: dev
-dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev
+dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager (DEV_FLAGS=--fresh starts over).
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev $(DEV_FLAGS)
 
 ##@ Build
 
