@@ -93,7 +93,12 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 
 	probe := "http://" + dialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
 	if err := waitReady(ctx, probe, done); err != nil {
-		return err
+		if ctx.Err() == nil { // the manager failed; done is drained
+			return err
+		}
+		say("interrupted before ready; stopping manager")
+		stopManager()
+		return <-done
 	}
 	say("control plane  %s (etcd data in %s)", env.URL(), o.env.Dir)
 	say("kubeconfig     %s", env.Kubeconfig)

@@ -67,8 +67,8 @@ type devProcess struct {
 	seen   []string
 }
 
-// startDev runs `cairn dev` in workDir and waits until it prints that it is ready.
-func startDev(ctx context.Context, t *testing.T, workDir string) *devProcess {
+// startDev runs `cairn dev` in workDir and waits until it prints a line containing until.
+func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProcess {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, cairnBin, "dev",
 		"--assets", assetsDir(t),
@@ -85,8 +85,8 @@ func startDev(ctx context.Context, t *testing.T, workDir string) *devProcess {
 	}
 	p := &devProcess{cmd: cmd, stdout: bufio.NewScanner(out)}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	if !p.waitFor("ready") {
-		t.Fatalf("cairn dev ended before it was ready; it printed:\n%s", strings.Join(p.seen, "\n"))
+	if !p.waitFor(until) {
+		t.Fatalf("cairn dev ended before it printed %q; it printed:\n%s", until, strings.Join(p.seen, "\n"))
 	}
 	return p
 }
@@ -137,7 +137,7 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dev := startDev(ctx, t, work)
+	dev := startDev(ctx, t, work, "ready")
 	crds := kubectl(t, kubeconfig, "get", "crd", "-o", "name")
 	for _, kind := range []string{"federations", "federationoperators", "submissions", "crossanchors"} {
 		want := fmt.Sprintf("customresourcedefinition.apiextensions.k8s.io/%s.federation.cairn.dev", kind)
@@ -152,12 +152,23 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 	}
 
 	// A second start finds what the first one stored.
-	dev = startDev(ctx, t, work)
+	dev = startDev(ctx, t, work, "ready")
 	got := kubectl(t, kubeconfig, "get", "fo", "acme-research", "-o", "jsonpath={.spec.orgName}")
 	if got != "Acme Research" {
 		t.Errorf("after restart, the operator's orgName is %q, want %q", got, "Acme Research")
 	}
 	dev.interrupt(t)
+}
+
+func TestDevStopsCleanlyWhenInterruptedWhileStarting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	work := t.TempDir()
+	dev := startDev(ctx, t, work, "starting control plane")
+	dev.interrupt(t)
+	if _, err := os.Stat(filepath.Join(work, ".cairn-dev", "kubeconfig")); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig of a stopped control plane was left behind: stat: %v", err)
+	}
 }
 
 func TestDevWithoutAssetsSaysWhatToDo(t *testing.T) {
