@@ -82,3 +82,7 @@ const (
 	// ReasonMalformed means the entry is not of the format's shape.
 	ReasonMalformed = "malformed_entry"
 )
+
+// ErrNoTrustedKey means a receipt or export is consistent with the key it names, but the
+// caller gave no key to trust, so nothing binds it to the federation or operator.
+var ErrNoTrustedKey = errors.New("no trusted key to check against")
