@@ -1,0 +1,220 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"time"
+)
+
+// StatementMaxAge is how far a withdrawal's at or a key rotation's rotation_at may be from
+// the server's clock, in either direction (bounds included).
+const StatementMaxAge = 5 * time.Minute
+
+// RegistrationMessage returns the bytes an operator signs to prove it holds pub when
+// registering through GitOps: "register <org_name> <fingerprint>", single spaces, orgName
+// verbatim (not trimmed or normalised), fingerprint = Fingerprint(pub).
+func RegistrationMessage(orgName string, pub ed25519.PublicKey) []byte {
+	return []byte("register " + orgName + " " + Fingerprint(pub))
+}
+
+// SignRegistration returns key's signature over RegistrationMessage(orgName, key's public
+// half), in padded standard base64. If key is not 64 bytes it returns "", which no verifier
+// accepts.
+func SignRegistration(key ed25519.PrivateKey, orgName string) string {
+	if len(key) != ed25519.PrivateKeySize {
+		return ""
+	}
+	return signB64(key, RegistrationMessage(orgName, key.Public().(ed25519.PublicKey)))
+}
+
+// VerifyRegistration checks that sigB64 is pub's signature over
+// RegistrationMessage(orgName, pub). Errors wrap ErrMalformed (pub not 32 bytes, sigB64 not
+// canonical padded base64 of 64 bytes) or ErrSignature. The caller must still check that
+// orgName is the organisation the registration is for and that pub is the key it registers.
+func VerifyRegistration(pub ed25519.PublicKey, orgName, sigB64 string) error {
+	return verifySignature(pub, RegistrationMessage(orgName, pub), sigB64, "registration proof of possession")
+}
+
+// SignChallenge returns key's signature over the UTF-8 bytes of a server-issued nonce, in
+// padded standard base64 (registration through the API). If key is not 64 bytes it returns
+// "", which no verifier accepts.
+func SignChallenge(key ed25519.PrivateKey, nonce string) string {
+	if len(key) != ed25519.PrivateKeySize {
+		return ""
+	}
+	return signB64(key, []byte(nonce))
+}
+
+// VerifyChallenge checks that sigB64 is pub's signature over nonce's UTF-8 bytes. Errors
+// wrap ErrMalformed (pub not 32 bytes, sigB64 not canonical padded base64 of 64 bytes) or
+// ErrSignature. The caller must still check that nonce is one it issued, unexpired and not
+// used before.
+func VerifyChallenge(pub ed25519.PublicKey, nonce, sigB64 string) error {
+	return verifySignature(pub, []byte(nonce), sigB64, "challenge signature")
+}
+
+// Withdrawal is the body by which an operator withdraws from the federation. Signature is
+// the operator's signature over WithdrawalMessage(OperatorID, At), padded standard base64.
+type Withdrawal struct {
+	OperatorID string `json:"operator_id"`
+	// At is an RFC 3339 time; the signature covers it exactly as sent.
+	At        string `json:"at"`
+	Signature string `json:"signature"`
+}
+
+// WithdrawalMessage returns the bytes a withdrawal's signature covers:
+// "withdraw <operator_id> at <at>", with at exactly as sent.
+func WithdrawalMessage(operatorID, at string) []byte {
+	return []byte("withdraw " + operatorID + " at " + at)
+}
+
+// NewWithdrawal returns a withdrawal signed by key, dated at (RFC 3339, UTC, whole seconds).
+// If key is not 64 bytes the Signature is "" and the withdrawal never verifies.
+func NewWithdrawal(key ed25519.PrivateKey, at time.Time) Withdrawal {
+	w := Withdrawal{At: at.UTC().Format(time.RFC3339)}
+	if len(key) != ed25519.PrivateKeySize {
+		return w
+	}
+	w.OperatorID = OperatorID(key.Public().(ed25519.PublicKey))
+	w.Signature = signB64(key, WithdrawalMessage(w.OperatorID, w.At))
+	return w
+}
+
+// Verify checks, in order: pub is 32 bytes (else ErrMalformed); w.OperatorID is
+// OperatorID(pub) (else ErrKeyNotTrusted); w.At parses as RFC 3339 (else ErrMalformed); it
+// is within StatementMaxAge of now in either direction, bounds included (else ErrExpired);
+// w.Signature is canonical base64 (else ErrMalformed) of pub's signature over
+// WithdrawalMessage(w.OperatorID, w.At) (else ErrSignature).
+//
+// The caller must still look up pub as the key registered for w.OperatorID and reject a
+// withdrawal it has already applied. Nothing compared here is secret.
+func (w Withdrawal) Verify(pub ed25519.PublicKey, now time.Time) error {
+	if err := checkOperatorKey(pub, w.OperatorID, "withdrawal"); err != nil {
+		return err
+	}
+	if err := checkStatementTime(w.At, "withdrawal at", now); err != nil {
+		return err
+	}
+	return verifySignature(pub, WithdrawalMessage(w.OperatorID, w.At), w.Signature, "withdrawal signature")
+}
+
+// KeyRotation is the body of POST /federation/rotate-key. Both signatures are padded
+// standard base64 over RotationMessage(NewPublicKey, RotationAt): OldKeySignature by the
+// operator's current key, NewKeySignature by the new key (proof of possession, required).
+type KeyRotation struct {
+	OperatorID string `json:"operator_id"`
+	// NewPublicKey is the new key's PEM "PUBLIC KEY" text; the signatures cover it exactly
+	// as sent.
+	NewPublicKey string `json:"new_public_key"`
+	// RotationAt is an RFC 3339 time; the signatures cover it exactly as sent.
+	RotationAt      string `json:"rotation_at"`
+	OldKeySignature string `json:"old_key_signature"`
+	NewKeySignature string `json:"new_key_signature"`
+}
+
+// RotationMessage returns the bytes both key-rotation signatures cover: the new key's PEM
+// text exactly as sent, immediately followed by rotation_at, no separator.
+func RotationMessage(newPublicKeyPEM, rotationAt string) []byte {
+	return []byte(newPublicKeyPEM + rotationAt)
+}
+
+// NewKeyRotation returns a rotation from oldKey to newKey dated at (RFC 3339, UTC, whole
+// seconds), signed by both. Errors wrap ErrMalformed if a key is not 64 bytes or the two
+// keys are the same.
+func NewKeyRotation(oldKey, newKey ed25519.PrivateKey, at time.Time) (KeyRotation, error) {
+	if len(oldKey) != ed25519.PrivateKeySize || len(newKey) != ed25519.PrivateKeySize {
+		return KeyRotation{}, fmt.Errorf("%w: Ed25519 private keys must be %d bytes", ErrMalformed, ed25519.PrivateKeySize)
+	}
+	oldPub := oldKey.Public().(ed25519.PublicKey)
+	newPub := newKey.Public().(ed25519.PublicKey)
+	if bytes.Equal(oldPub, newPub) {
+		return KeyRotation{}, fmt.Errorf("%w: new key is the current key", ErrMalformed)
+	}
+	pemText, err := MarshalPublicKeyPEM(newPub)
+	if err != nil {
+		return KeyRotation{}, err
+	}
+	r := KeyRotation{
+		OperatorID:   OperatorID(oldPub),
+		NewPublicKey: string(pemText),
+		RotationAt:   at.UTC().Format(time.RFC3339),
+	}
+	msg := RotationMessage(r.NewPublicKey, r.RotationAt)
+	r.OldKeySignature = signB64(oldKey, msg)
+	r.NewKeySignature = signB64(newKey, msg)
+	return r, nil
+}
+
+// Verify checks, in order: currentPub is 32 bytes (else ErrMalformed); r.OperatorID is
+// OperatorID(currentPub) (else ErrKeyNotTrusted); r.NewPublicKey parses as one Ed25519 PEM
+// "PUBLIC KEY" block (else ErrMalformed) and is not currentPub (else ErrMalformed);
+// r.RotationAt parses as RFC 3339 (else ErrMalformed) and is within StatementMaxAge of now in
+// either direction, bounds included (else ErrExpired); both signatures are present and
+// canonical base64 (else ErrMalformed); old_key_signature verifies under currentPub, then
+// new_key_signature under the new key (else ErrSignature, naming the one that failed).
+//
+// On success it returns the new key. The caller must still look up currentPub as the key
+// registered for r.OperatorID, check the new key is not registered to another operator, and
+// reject a rotation it has already applied. Nothing compared here is secret.
+func (r KeyRotation) Verify(currentPub ed25519.PublicKey, now time.Time) (ed25519.PublicKey, error) {
+	if err := checkOperatorKey(currentPub, r.OperatorID, "key rotation"); err != nil {
+		return nil, err
+	}
+	newPub, err := ParsePublicKeyPEM([]byte(r.NewPublicKey))
+	if err != nil {
+		return nil, fmt.Errorf("key rotation new_public_key: %w", err)
+	}
+	if bytes.Equal(newPub, currentPub) {
+		return nil, fmt.Errorf("%w: key rotation new_public_key is the current key", ErrMalformed)
+	}
+	if err := checkStatementTime(r.RotationAt, "key rotation rotation_at", now); err != nil {
+		return nil, err
+	}
+	if r.OldKeySignature == "" {
+		return nil, fmt.Errorf("%w: key rotation old_key_signature is missing", ErrMalformed)
+	}
+	if r.NewKeySignature == "" {
+		return nil, fmt.Errorf("%w: key rotation new_key_signature is missing", ErrMalformed)
+	}
+	msg := RotationMessage(r.NewPublicKey, r.RotationAt)
+	if err := verifySignature(currentPub, msg, r.OldKeySignature, "key rotation old_key_signature"); err != nil {
+		return nil, err
+	}
+	if err := verifySignature(newPub, msg, r.NewKeySignature, "key rotation new_key_signature"); err != nil {
+		return nil, err
+	}
+	return newPub, nil
+}
+
+// checkOperatorKey checks pub is 32 bytes (ErrMalformed) and operatorID is OperatorID(pub)
+// (ErrKeyNotTrusted).
+func checkOperatorKey(pub ed25519.PublicKey, operatorID, what string) error {
+	if len(pub) != ed25519.PublicKeySize {
+		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
+	}
+	if want := OperatorID(pub); operatorID != want {
+		return fmt.Errorf("%w: %s names operator %q, key is %s", ErrKeyNotTrusted, what, operatorID, want)
+	}
+	return nil
+}
+
+// checkStatementTime parses at as RFC 3339 (ErrMalformed) and checks it is within
+// StatementMaxAge of now, bounds included (ErrExpired).
+func checkStatementTime(at, what string, now time.Time) error {
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not an RFC 3339 time", ErrMalformed, what)
+	}
+	if now.Sub(t) > StatementMaxAge || t.Sub(now) > StatementMaxAge {
+		return fmt.Errorf("%w: %s %s is more than %s from now (%s)",
+			ErrExpired, what, at, StatementMaxAge, now.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// signB64 signs msg with key (which must be 64 bytes) and returns padded standard base64.
+func signB64(key ed25519.PrivateKey, msg []byte) string {
+	return base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
+}
