@@ -17,18 +17,12 @@ const (
 )
 
 // ParsePublicKeyPEM decodes one PEM "PUBLIC KEY" block holding an Ed25519
-// SubjectPublicKeyInfo. Any other block type, key type, trailing data or a second block is
-// an error wrapping ErrMalformed.
+// SubjectPublicKeyInfo. Any other block type or key type, PEM headers, data before or
+// after the block, or a second block is an error wrapping ErrMalformed.
 func ParsePublicKeyPEM(text []byte) (ed25519.PublicKey, error) {
-	block, rest := pem.Decode(text)
-	if block == nil {
-		return nil, fmt.Errorf("%w: no PEM block in public key", ErrMalformed)
-	}
-	if block.Type != pemPublicKey {
-		return nil, fmt.Errorf("%w: PEM block is %q, want %q", ErrMalformed, block.Type, pemPublicKey)
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, fmt.Errorf("%w: data after the public key's PEM block", ErrMalformed)
+	block, err := decodeOnePEM(text, pemPublicKey)
+	if err != nil {
+		return nil, err
 	}
 	key, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
@@ -56,15 +50,9 @@ func MarshalPublicKeyPEM(pub ed25519.PublicKey) ([]byte, error) {
 
 // ParsePrivateKeyPEM decodes one PEM "PRIVATE KEY" block holding an Ed25519 PKCS #8 key.
 func ParsePrivateKeyPEM(text []byte) (ed25519.PrivateKey, error) {
-	block, rest := pem.Decode(text)
-	if block == nil {
-		return nil, fmt.Errorf("%w: no PEM block in private key", ErrMalformed)
-	}
-	if block.Type != pemPrivateKey {
-		return nil, fmt.Errorf("%w: PEM block is %q, want %q", ErrMalformed, block.Type, pemPrivateKey)
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, fmt.Errorf("%w: data after the private key's PEM block", ErrMalformed)
+	block, err := decodeOnePEM(text, pemPrivateKey)
+	if err != nil {
+		return nil, err
 	}
 	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
@@ -99,4 +87,25 @@ func Fingerprint(pub ed25519.PublicKey) string {
 // depends on the key alone, never on how its PEM text is laid out.
 func OperatorID(pub ed25519.PublicKey) string {
 	return "op_" + Fingerprint(pub)[:16]
+}
+
+// decodeOnePEM decodes text that is exactly one PEM block of the given type, without
+// headers, with nothing but whitespace around it.
+func decodeOnePEM(text []byte, blockType string) (*pem.Block, error) {
+	trimmed := bytes.TrimSpace(text)
+	if !bytes.HasPrefix(trimmed, []byte("-----BEGIN ")) {
+		return nil, fmt.Errorf("%w: want a PEM %q block and nothing before it", ErrMalformed, blockType)
+	}
+	block, rest := pem.Decode(trimmed)
+	switch {
+	case block == nil:
+		return nil, fmt.Errorf("%w: no PEM block", ErrMalformed)
+	case block.Type != blockType:
+		return nil, fmt.Errorf("%w: PEM block is %q, want %q", ErrMalformed, block.Type, blockType)
+	case len(block.Headers) != 0:
+		return nil, fmt.Errorf("%w: PEM block has headers", ErrMalformed)
+	case len(rest) != 0:
+		return nil, fmt.Errorf("%w: data after the PEM block", ErrMalformed)
+	}
+	return block, nil
 }

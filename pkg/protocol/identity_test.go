@@ -116,6 +116,8 @@ func TestParsePublicKeyPEMRejects(t *testing.T) {
 		"two blocks":          append(append([]byte{}, good...), other...),
 		"same block twice":    append(append([]byte{}, good...), good...),
 		"trailing junk":       append(append([]byte{}, good...), "junk"...),
+		"leading text":        append([]byte("my key:\n"), good...),
+		"PEM headers":         bytes.Replace(good, []byte("-----\n"), []byte("-----\nComment: mine\n\n"), 1),
 		"RSA PUBLIC KEY type": identityPEM(t, "RSA PUBLIC KEY", block.Bytes, nil),
 		"truncated DER":       identityPEM(t, "PUBLIC KEY", block.Bytes[:len(block.Bytes)-1], nil),
 		"DER with extra byte": identityPEM(t, "PUBLIC KEY", append(append([]byte{}, block.Bytes...), 0), nil),
