@@ -1,0 +1,246 @@
+package protocol
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+)
+
+// GenesisPrevHash is the prev_hash of a chain's first entry: 64 zeros.
+const GenesisPrevHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// MinSecretBytes is the shortest chain secret accepted.
+const MinSecretBytes = 16
+
+// SpanBody is what an entry seals: one model call as a span. Its canonical form is the
+// RFC 8785 JSON of these fields, with both times as decimal strings.
+type SpanBody struct {
+	Name              string         `json:"name"`
+	Kind              string         `json:"kind"`
+	Attributes        map[string]any `json:"attributes"`
+	StatusCode        string         `json:"status_code"`
+	StatusDescription string         `json:"status_description"`
+	StartTimeNS       int64          `json:"start_time_ns,string"`
+	EndTimeNS         int64          `json:"end_time_ns,string"`
+	TraceID           string         `json:"trace_id"`
+	SpanID            string         `json:"span_id"`
+}
+
+// Canonical returns the body's canonical bytes (RFC 8785). A nil Attributes map is
+// written as {}.
+func (b SpanBody) Canonical() ([]byte, error) {
+	if b.Attributes == nil {
+		b.Attributes = map[string]any{}
+	}
+	out, err := canonical.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: span body: %v", ErrMalformed, err)
+	}
+	return out, nil
+}
+
+// Entry is one chain row as it is exported: its columns, its canonical body, and the
+// hashes that bind it into the chain.
+type Entry struct {
+	Seq           int64
+	TimestampNS   string // decimal nanoseconds since the Unix epoch: the body's start_time_ns
+	TraceID       string // 32 lowercase hex
+	SpanID        string // 16 lowercase hex
+	SpanName      string
+	SpanKind      string
+	CanonicalBody []byte // RFC 8785 JSON of a SpanBody; base64 in the export
+	CanonicalHash string // hex SHA-256 of CanonicalBody
+	PrevHash      string // the previous entry's HMACHash, GenesisPrevHash for seq 1
+	HMACHash      string // hex HMAC-SHA256(secret, PrevHash ‖ CanonicalHash)
+}
+
+// NewEntry seals body as entry seq after prevHash: it computes the canonical body, its
+// hash and the entry's HMAC. The secret must be at least MinSecretBytes long.
+func NewEntry(secret []byte, seq int64, prevHash string, body SpanBody) (*Entry, error) {
+	if len(secret) < MinSecretBytes {
+		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(secret), MinSecretBytes)
+	}
+	if seq < 1 {
+		return nil, fmt.Errorf("%w: seq %d, want at least 1", ErrMalformed, seq)
+	}
+	if !isHex(prevHash, 64) {
+		return nil, fmt.Errorf("%w: prev_hash must be 64 lowercase hex characters", ErrMalformed)
+	}
+	raw, err := body.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	e := &Entry{
+		Seq:           seq,
+		TimestampNS:   strconv.FormatInt(body.StartTimeNS, 10),
+		TraceID:       body.TraceID,
+		SpanID:        body.SpanID,
+		SpanName:      body.Name,
+		SpanKind:      body.Kind,
+		CanonicalBody: raw,
+		CanonicalHash: hex.EncodeToString(sum[:]),
+		PrevHash:      prevHash,
+	}
+	e.HMACHash = EntryHMAC(secret, e.PrevHash, e.CanonicalHash)
+	return e, nil
+}
+
+// EntryHMAC is hex(HMAC-SHA256(secret, ASCII(prevHash ‖ canonicalHash))).
+func EntryHMAC(secret []byte, prevHash, canonicalHash string) string {
+	m := hmac.New(sha256.New, secret)
+	return entryHMAC(m, prevHash, canonicalHash)
+}
+
+// entryHMAC computes EntryHMAC with a reusable HMAC state keyed with the secret.
+func entryHMAC(m hash.Hash, prevHash, canonicalHash string) string {
+	m.Reset()
+	var in [128]byte
+	n := copy(in[:], prevHash)
+	n += copy(in[n:], canonicalHash)
+	m.Write(in[:n])
+	var out [sha256.Size]byte
+	return hex.EncodeToString(m.Sum(out[:0]))
+}
+
+// ChainSignature is hex(HMAC-SHA256(secret, "chain:" ‖ lastHMACHash ‖ ":" ‖ decimal
+// entryCount)): the secret holder's statement that the chain had entryCount entries ending
+// in lastHMACHash.
+func ChainSignature(secret []byte, lastHMACHash string, entryCount int64) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("chain:" + lastHMACHash + ":" + strconv.FormatInt(entryCount, 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// checkShape reports the first column of e that is not of its format.
+func (e *Entry) checkShape() error {
+	switch {
+	case e.Seq < 1:
+		return fmt.Errorf("seq %d, want at least 1", e.Seq)
+	case !isDecimal(e.TimestampNS):
+		return fmt.Errorf("timestamp_ns %q is not a decimal integer", e.TimestampNS)
+	case !isHex(e.TraceID, 32):
+		return fmt.Errorf("trace_id must be 32 lowercase hex characters")
+	case !isHex(e.SpanID, 16):
+		return fmt.Errorf("span_id must be 16 lowercase hex characters")
+	case !isHex(e.CanonicalHash, 64):
+		return fmt.Errorf("canonical_hash must be 64 lowercase hex characters")
+	case !isHex(e.PrevHash, 64):
+		return fmt.Errorf("prev_hash must be 64 lowercase hex characters")
+	case !isHex(e.HMACHash, 64):
+		return fmt.Errorf("hmac_hash must be 64 lowercase hex characters")
+	case !utf8.ValidString(e.SpanName) || !utf8.ValidString(e.SpanKind):
+		return fmt.Errorf("span_name and span_kind must be valid UTF-8")
+	}
+	return nil
+}
+
+// appendLeaf appends the Merkle leaf of e: the RFC 8785 JSON of the entry without its body.
+// Members are written in their canonical order.
+func appendLeaf(b []byte, e *Entry) []byte {
+	b = append(b, '{')
+	return appendLeafMembers(b, e)
+}
+
+// appendEntryJSON appends the entry as it appears in an export: its leaf with
+// canonical_body_b64 added (which sorts first), so the line is itself canonical.
+func appendEntryJSON(b []byte, e *Entry) []byte {
+	b = append(b, `{"canonical_body_b64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, e.CanonicalBody)
+	b = append(b, `",`...)
+	return appendLeafMembers(b, e)
+}
+
+func appendLeafMembers(b []byte, e *Entry) []byte {
+	b = append(b, `"canonical_hash":"`...)
+	b = append(b, e.CanonicalHash...)
+	b = append(b, `","hmac_hash":"`...)
+	b = append(b, e.HMACHash...)
+	b = append(b, `","prev_hash":"`...)
+	b = append(b, e.PrevHash...)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = append(b, `,"span_id":"`...)
+	b = append(b, e.SpanID...)
+	b = append(b, `","span_kind":`...)
+	b = appendJCSString(b, e.SpanKind)
+	b = append(b, `,"span_name":`...)
+	b = appendJCSString(b, e.SpanName)
+	b = append(b, `,"timestamp_ns":"`...)
+	b = append(b, e.TimestampNS...)
+	b = append(b, `","trace_id":"`...)
+	b = append(b, e.TraceID...)
+	return append(b, `"}`...)
+}
+
+// appendJCSString appends s as an RFC 8785 string: only '"', '\\' and control characters
+// are escaped. s must be valid UTF-8.
+func appendJCSString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// lowerHex marks the bytes 0-9 and a-f.
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
+
+// isHex reports whether s is exactly n lowercase hex characters.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !lowerHex[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimal reports whether s is a non-negative decimal integer without leading zeros
+// that fits in an int64.
+func isDecimal(s string) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 63)
+	return err == nil
+}

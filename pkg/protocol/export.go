@@ -1,0 +1,283 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/transparency-dev/merkle/compact"
+	"github.com/transparency-dev/merkle/rfc6962"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+)
+
+// Export format identifiers.
+const (
+	ExportFormat  = "cairn-chain-v2"
+	ExportVersion = 2
+	// SignatureAlgorithm names the envelope signature scheme: pure Ed25519 (RFC 8032).
+	SignatureAlgorithm = "Ed25519"
+)
+
+// ExportHeader is every top-level member of an export except entries and signature: the
+// members the envelope signature covers.
+type ExportHeader struct {
+	Format         string `json:"format"`
+	Version        int    `json:"version"`
+	ExportedAt     string `json:"exported_at"` // RFC 3339 UTC, whole seconds
+	EntryCount     int64  `json:"entry_count"` // entries in the chain through LastSeq
+	FirstSeq       int64  `json:"first_seq"`
+	LastSeq        int64  `json:"last_seq"`
+	FirstPrevHash  string `json:"first_prev_hash"`
+	LastHMACHash   string `json:"last_hmac_hash"`
+	ChainSignature string `json:"chain_signature"`
+	EntriesRoot    string `json:"entries_root"` // RFC 6962 root over the exported entries' leaves
+}
+
+// EnvelopeSignature is an export's signature member.
+type EnvelopeSignature struct {
+	Algorithm string `json:"algorithm"`  // "Ed25519"
+	PublicKey string `json:"public_key"` // SPKI PEM
+	Value     string `json:"value"`      // base64 Ed25519 signature over the canonical header
+}
+
+// SignedBytes returns the bytes the envelope signature covers: the RFC 8785 JSON of h.
+func (h *ExportHeader) SignedBytes() ([]byte, error) {
+	return canonical.Marshal(h)
+}
+
+// ExportOptions configures an ExportWriter.
+type ExportOptions struct {
+	// Secret is the chain's HMAC key; it signs chain_signature. At least MinSecretBytes.
+	Secret []byte
+	// Key signs the envelope.
+	Key ed25519.PrivateKey
+	// ExportedAt is the export time; it is written in whole seconds, UTC.
+	ExportedAt time.Time
+	// HeaderOnly leaves the entries out: the header still commits to them through
+	// entries_root, last_hmac_hash and chain_signature.
+	HeaderOnly bool
+}
+
+// ExportWriter writes a cairn-chain-v2 export as a stream. Entries are written as they
+// come and the header after them, so the writer holds one entry at a time however long
+// the chain is. Readers must accept members in any order; this writer puts entries first.
+type ExportWriter struct {
+	w     *bufio.Writer
+	opts  ExportOptions
+	tree  *compact.Range
+	buf   []byte
+	count int64
+	first Entry // columns of the first entry (its body is not kept)
+	last  Entry
+}
+
+// NewExportWriter starts an export on w.
+func NewExportWriter(w io.Writer, opts ExportOptions) (*ExportWriter, error) {
+	if len(opts.Secret) < MinSecretBytes {
+		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(opts.Secret), MinSecretBytes)
+	}
+	if len(opts.Key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%w: signing key is %d bytes, want %d", ErrMalformed, len(opts.Key), ed25519.PrivateKeySize)
+	}
+	x := &ExportWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts, tree: newTree()}
+	if !opts.HeaderOnly {
+		if _, err := x.w.WriteString(`{"entries":[`); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// Write adds the next entry. Entries must follow each other: seq up by one, and prev_hash
+// equal to the previous entry's hmac_hash.
+func (x *ExportWriter) Write(e *Entry) error {
+	if err := e.checkShape(); err != nil {
+		return fmt.Errorf("%w: entry seq %d: %v", ErrMalformed, e.Seq, err)
+	}
+	if x.count > 0 {
+		if e.Seq != x.last.Seq+1 {
+			return &EntryError{Seq: e.Seq, Reason: ReasonSeq, Err: fmt.Errorf("follows seq %d", x.last.Seq)}
+		}
+		if e.PrevHash != x.last.HMACHash {
+			return &EntryError{Seq: e.Seq, Reason: ReasonLink, Err: &MismatchError{Field: "prev_hash", Want: x.last.HMACHash, Got: e.PrevHash}}
+		}
+	}
+	x.buf = appendLeaf(x.buf[:0], e)
+	if err := x.tree.Append(leafHash(x.buf), nil); err != nil {
+		return err
+	}
+	if !x.opts.HeaderOnly {
+		x.buf = x.buf[:0]
+		if x.count > 0 {
+			x.buf = append(x.buf, ',')
+		}
+		x.buf = append(x.buf, '\n')
+		x.buf = appendEntryJSON(x.buf, e)
+		if _, err := x.w.Write(x.buf); err != nil {
+			return err
+		}
+	}
+	columns := *e
+	columns.CanonicalBody = nil
+	if x.count == 0 {
+		x.first = columns
+	}
+	x.last = columns
+	x.count++
+	return nil
+}
+
+// Close writes the header and the envelope signature, flushes, and returns the header.
+// It does not close the underlying writer.
+func (x *ExportWriter) Close() (*ExportHeader, error) {
+	if x.count == 0 {
+		return nil, fmt.Errorf("%w: an export needs at least one entry", ErrMalformed)
+	}
+	root, err := x.tree.GetRootHash(nil)
+	if err != nil {
+		return nil, err
+	}
+	h := &ExportHeader{
+		Format:         ExportFormat,
+		Version:        ExportVersion,
+		ExportedAt:     x.opts.ExportedAt.UTC().Truncate(time.Second).Format(time.RFC3339),
+		EntryCount:     x.last.Seq,
+		FirstSeq:       x.first.Seq,
+		LastSeq:        x.last.Seq,
+		FirstPrevHash:  x.first.PrevHash,
+		LastHMACHash:   x.last.HMACHash,
+		ChainSignature: ChainSignature(x.opts.Secret, x.last.HMACHash, x.last.Seq),
+		EntriesRoot:    hex.EncodeToString(root),
+	}
+	signed, err := h.SignedBytes()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := MarshalPublicKeyPEM(x.opts.Key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	sig := EnvelopeSignature{
+		Algorithm: SignatureAlgorithm,
+		PublicKey: string(pub),
+		Value:     base64.StdEncoding.EncodeToString(ed25519.Sign(x.opts.Key, signed)),
+	}
+	sigJSON, err := canonical.Marshal(sig)
+	if err != nil {
+		return nil, err
+	}
+	// signed is "{...}"; splice its members and the signature into the export object.
+	tail := signed[1 : len(signed)-1]
+	if x.opts.HeaderOnly {
+		x.buf = append(x.buf[:0], '{')
+	} else {
+		x.buf = append(x.buf[:0], "\n],"...)
+	}
+	x.buf = append(x.buf, tail...)
+	x.buf = append(x.buf, `,"signature":`...)
+	x.buf = append(x.buf, sigJSON...)
+	x.buf = append(x.buf, "}\n"...)
+	if _, err := x.w.Write(x.buf); err != nil {
+		return nil, err
+	}
+	return h, x.w.Flush()
+}
+
+func newTree() *compact.Range {
+	f := &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+	return f.NewEmptyRange(0)
+}
+
+// leafHash is the RFC 6962 leaf hash: SHA-256(0x00 ‖ leaf).
+func leafHash(leaf []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte{rfc6962.RFC6962LeafHashPrefix})
+	h.Write(leaf)
+	return h.Sum(nil)
+}
+
+// headerMembers are the members of ExportHeader, as the format spells them.
+var headerMembers = []string{
+	"format", "version", "exported_at", "entry_count", "first_seq", "last_seq",
+	"first_prev_hash", "last_hmac_hash", "chain_signature", "entries_root",
+}
+
+// decodeHeader decodes an export's top-level members (all but entries) strictly: every
+// header member and the signature present, nothing else. It returns the bytes the
+// envelope signature covers.
+func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, error) {
+	var sigRaw json.RawMessage
+	obj := []byte{'{'}
+	found := 0
+	for _, m := range members {
+		switch {
+		case m.key == "signature":
+			sigRaw = m.raw
+			continue
+		case !slices.Contains(headerMembers, m.key):
+			return nil, nil, nil, fmt.Errorf("%w: unknown member %q", ErrMalformed, m.key)
+		}
+		found++
+		if len(obj) > 1 {
+			obj = append(obj, ',')
+		}
+		obj = strconv.AppendQuote(obj, m.key)
+		obj = append(obj, ':')
+		obj = append(obj, m.raw...)
+	}
+	obj = append(obj, '}')
+	if found != len(headerMembers) {
+		return nil, nil, nil, fmt.Errorf("%w: header has %d of its %d members (%s)", ErrMalformed, found, len(headerMembers), strings.Join(headerMembers, ", "))
+	}
+	if sigRaw == nil {
+		return nil, nil, nil, fmt.Errorf("%w: export has no signature", ErrMalformed)
+	}
+	h := &ExportHeader{}
+	if err := json.Unmarshal(obj, h); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+	}
+	if err := h.checkShape(); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+	}
+	sig := &EnvelopeSignature{}
+	dec := json.NewDecoder(bytes.NewReader(sigRaw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(sig); err != nil || sig.Algorithm == "" || sig.PublicKey == "" || sig.Value == "" {
+		return nil, nil, nil, fmt.Errorf("%w: signature must be an object of algorithm, public_key and value", ErrMalformed)
+	}
+	signed, err := canonical.Transform(obj)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+	}
+	return h, sig, signed, nil
+}
+
+func (h *ExportHeader) checkShape() error {
+	switch {
+	case h.Format != ExportFormat:
+		return fmt.Errorf("format %q, want %q", h.Format, ExportFormat)
+	case h.Version != ExportVersion:
+		return fmt.Errorf("version %d, want %d", h.Version, ExportVersion)
+	case h.FirstSeq < 1 || h.LastSeq < h.FirstSeq:
+		return fmt.Errorf("first_seq %d and last_seq %d do not make a range", h.FirstSeq, h.LastSeq)
+	case h.EntryCount != h.LastSeq:
+		return fmt.Errorf("entry_count %d, want last_seq %d (seq starts at 1 without gaps)", h.EntryCount, h.LastSeq)
+	case !isHex(h.FirstPrevHash, 64), !isHex(h.LastHMACHash, 64), !isHex(h.ChainSignature, 64), !isHex(h.EntriesRoot, 64):
+		return fmt.Errorf("hashes must be 64 lowercase hex characters")
+	}
+	if t, err := time.Parse(time.RFC3339, h.ExportedAt); err != nil || t.Format(time.RFC3339) != h.ExportedAt || t.Location() != time.UTC {
+		return fmt.Errorf("exported_at %q is not RFC 3339 UTC in whole seconds", h.ExportedAt)
+	}
+	return nil
+}

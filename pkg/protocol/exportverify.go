@@ -1,0 +1,237 @@
+package protocol
+
+import (
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+
+	"github.com/transparency-dev/merkle/compact"
+	"github.com/transparency-dev/merkle/rfc6962"
+)
+
+// VerifyOptions says what an export is verified against. Give Secret, PublicKey, or both;
+// with neither, VerifyExport checks everything it can and returns ErrNoTrustedKey.
+type VerifyOptions struct {
+	// Secret is the chain's HMAC key. With it every hmac_hash and the chain_signature
+	// are recomputed.
+	Secret []byte
+	// PublicKey is the operator key the caller trusts. With it the envelope must name
+	// this key.
+	PublicKey ed25519.PublicKey
+}
+
+// ExportReport describes a verified export.
+type ExportReport struct {
+	Header *ExportHeader
+	// Entries is how many entries the export carried; 0 for a header-only export.
+	Entries int64
+	// HMACsChecked is true when every hmac_hash and the chain_signature were recomputed.
+	HMACsChecked bool
+	// KeyTrusted is true when the envelope was signed by VerifyOptions.PublicKey.
+	KeyTrusted bool
+}
+
+// VerifyExport reads an export from r as a stream and verifies it. For every entry, in
+// order, it checks the entry's shape, that seq follows the previous one, that SHA-256 of
+// the body equals canonical_hash, that the columns agree with the body, that prev_hash
+// equals the previous entry's hmac_hash, and (with a secret) the entry's HMAC. Then it
+// checks the header against the entries (first and last seq, first_prev_hash,
+// last_hmac_hash, entries_root), chain_signature (with a secret), the envelope signature
+// against the key the envelope names, and that key against opts.PublicKey.
+//
+// The first failure is returned: an *EntryError naming the seq and a Reason* for an
+// entry, a *MismatchError for a header value, ErrSignature, ErrKeyNotTrusted, or
+// ErrMalformed for input that is not an export. A header-only export passes the header
+// checks that need no entries.
+//
+// The caller must still check that the export continues what it already holds (see
+// CheckContinuity) and decide whether it trusts the key.
+func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
+	if opts.Secret != nil && len(opts.Secret) < MinSecretBytes {
+		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(opts.Secret), MinSecretBytes)
+	}
+	if opts.PublicKey != nil && len(opts.PublicKey) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: trusted key is %d bytes, want %d", ErrMalformed, len(opts.PublicKey), ed25519.PublicKeySize)
+	}
+	v := entryVerifier{tree: newTree(), leafHasher: sha256.New()}
+	if opts.Secret != nil {
+		v.mac = hmac.New(sha256.New, opts.Secret)
+	}
+	x := NewExportReader(r)
+	var e Entry
+	for {
+		err := x.Next(&e)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := v.add(&e); err != nil {
+			return nil, err
+		}
+	}
+	members, err := x.Members()
+	if err != nil {
+		return nil, err
+	}
+	h, sig, signed, err := decodeHeader(members)
+	if err != nil {
+		return nil, err
+	}
+	report := &ExportReport{Header: h, Entries: v.count, HMACsChecked: v.mac != nil}
+	if x.HasEntries() && v.count == 0 {
+		return report, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"}
+	}
+	if err := v.checkHeader(h); err != nil {
+		return report, err
+	}
+	if opts.Secret != nil {
+		want := ChainSignature(opts.Secret, h.LastHMACHash, h.EntryCount)
+		if !hmac.Equal([]byte(want), []byte(h.ChainSignature)) {
+			return report, &MismatchError{Field: "chain_signature", Want: want, Got: h.ChainSignature}
+		}
+	}
+	signer, err := verifyEnvelope(sig, signed)
+	if err != nil {
+		return report, err
+	}
+	switch {
+	case opts.PublicKey != nil && !signer.Equal(opts.PublicKey):
+		return report, fmt.Errorf("%w: export signed by %s, trusted key is %s", ErrKeyNotTrusted, OperatorID(signer), OperatorID(opts.PublicKey))
+	case opts.PublicKey != nil:
+		report.KeyTrusted = true
+	case opts.Secret == nil:
+		return report, fmt.Errorf("%w: export is self-consistent under %s", ErrNoTrustedKey, OperatorID(signer))
+	}
+	return report, nil
+}
+
+// verifyEnvelope checks the envelope signature over signed against the key it names and
+// returns that key.
+func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, error) {
+	if sig.Algorithm != SignatureAlgorithm {
+		return nil, fmt.Errorf("%w: signature algorithm %q, want %q", ErrMalformed, sig.Algorithm, SignatureAlgorithm)
+	}
+	pub, err := ParsePublicKeyPEM([]byte(sig.PublicKey))
+	if err != nil {
+		return nil, fmt.Errorf("signature public_key: %w", err)
+	}
+	value, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
+	if err != nil || len(value) != ed25519.SignatureSize {
+		return nil, fmt.Errorf("%w: signature value is not a base64 Ed25519 signature", ErrMalformed)
+	}
+	if !ed25519.Verify(pub, signed, value) {
+		return nil, fmt.Errorf("%w: envelope signature by %s", ErrSignature, OperatorID(pub))
+	}
+	return pub, nil
+}
+
+// entryVerifier checks entries one by one and keeps what the header is checked against.
+type entryVerifier struct {
+	mac        hash.Hash // keyed with the secret; nil without one
+	leafHasher hash.Hash
+	tree       *compact.Range
+	leaf       []byte
+	count      int64
+	first      Entry // columns only
+	last       Entry // columns only
+}
+
+// add verifies e and folds it into the running Merkle root.
+func (v *entryVerifier) add(e *Entry) error {
+	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
+	if err := e.checkShape(); err != nil {
+		return fail(ReasonMalformed, fmt.Errorf("%w: %v", ErrMalformed, err))
+	}
+	if v.count > 0 && e.Seq != v.last.Seq+1 {
+		return fail(ReasonSeq, &MismatchError{Field: "seq", Want: strconv.FormatInt(v.last.Seq+1, 10), Got: strconv.FormatInt(e.Seq, 10)})
+	}
+	sum := sha256.Sum256(e.CanonicalBody)
+	var want [64]byte
+	hex.Encode(want[:], sum[:])
+	if string(want[:]) != e.CanonicalHash {
+		return fail(ReasonBodyHash, &MismatchError{Field: "canonical_hash", Want: string(want[:]), Got: e.CanonicalHash})
+	}
+	if err := checkColumns(e); err != nil {
+		return fail(ReasonColumn, err)
+	}
+	if v.count > 0 && e.PrevHash != v.last.HMACHash {
+		return fail(ReasonLink, &MismatchError{Field: "prev_hash", Want: v.last.HMACHash, Got: e.PrevHash})
+	}
+	if v.mac != nil {
+		if got := entryHMAC(v.mac, e.PrevHash, e.CanonicalHash); !hmac.Equal([]byte(got), []byte(e.HMACHash)) {
+			return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Want: got, Got: e.HMACHash})
+		}
+	}
+	v.leaf = appendLeaf(append(v.leaf[:0], rfc6962.RFC6962LeafHashPrefix), e)
+	v.leafHasher.Reset()
+	v.leafHasher.Write(v.leaf)
+	if err := v.tree.Append(v.leafHasher.Sum(nil), nil); err != nil {
+		return err
+	}
+	columns := *e
+	columns.CanonicalBody = nil
+	if v.count == 0 {
+		v.first = columns
+	}
+	v.last = columns
+	v.count++
+	return nil
+}
+
+// checkColumns compares the entry's columns with the members of its body.
+func checkColumns(e *Entry) error {
+	cols, err := readBodyColumns(e.CanonicalBody)
+	if err != nil {
+		return fmt.Errorf("%w: body: %v", ErrMalformed, err)
+	}
+	for _, c := range [...]struct {
+		field  string
+		body   []byte
+		column string
+	}{
+		{"timestamp_ns", cols.startTimeNS, e.TimestampNS},
+		{"trace_id", cols.traceID, e.TraceID},
+		{"span_id", cols.spanID, e.SpanID},
+		{"span_name", cols.name, e.SpanName},
+		{"span_kind", cols.kind, e.SpanKind},
+	} {
+		if string(c.body) != c.column {
+			return &MismatchError{Field: c.field, Want: string(c.body), Got: c.column}
+		}
+	}
+	return nil
+}
+
+// checkHeader compares the header with the entries read, if any.
+func (v *entryVerifier) checkHeader(h *ExportHeader) error {
+	if h.FirstSeq == 1 && h.FirstPrevHash != GenesisPrevHash {
+		return &MismatchError{Field: "first_prev_hash", Want: GenesisPrevHash, Got: h.FirstPrevHash}
+	}
+	if v.count == 0 {
+		return nil // header-only: the header is all there is to check
+	}
+	root, err := v.tree.GetRootHash(nil)
+	if err != nil {
+		return err
+	}
+	for _, c := range [...]struct{ field, want, got string }{
+		{"first_seq", strconv.FormatInt(v.first.Seq, 10), strconv.FormatInt(h.FirstSeq, 10)},
+		{"last_seq", strconv.FormatInt(v.last.Seq, 10), strconv.FormatInt(h.LastSeq, 10)},
+		{"first_prev_hash", v.first.PrevHash, h.FirstPrevHash},
+		{"last_hmac_hash", v.last.HMACHash, h.LastHMACHash},
+		{"entries_root", hex.EncodeToString(root), h.EntriesRoot},
+	} {
+		if c.want != c.got {
+			return &MismatchError{Field: c.field, Want: c.want, Got: c.got}
+		}
+	}
+	return nil
+}
