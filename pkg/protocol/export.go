@@ -160,38 +160,44 @@ func (x *ExportWriter) Close() (*ExportHeader, error) {
 		ChainSignature: ChainSignature(x.opts.Secret, x.last.HMACHash, x.last.Seq),
 		EntriesRoot:    hex.EncodeToString(root),
 	}
-	signed, err := h.SignedBytes()
-	if err != nil {
-		return nil, err
-	}
-	pub, err := MarshalPublicKeyPEM(x.opts.Key.Public().(ed25519.PublicKey))
-	if err != nil {
-		return nil, err
-	}
-	sig := EnvelopeSignature{
-		Algorithm: SignatureAlgorithm,
-		PublicKey: string(pub),
-		Value:     base64.StdEncoding.EncodeToString(ed25519.Sign(x.opts.Key, signed)),
-	}
-	sigJSON, err := canonical.Marshal(sig)
-	if err != nil {
-		return nil, err
-	}
-	// signed is "{...}"; splice its members and the signature into the export object.
-	tail := signed[1 : len(signed)-1]
 	if x.opts.HeaderOnly {
 		x.buf = append(x.buf[:0], '{')
 	} else {
 		x.buf = append(x.buf[:0], "\n],"...)
 	}
-	x.buf = append(x.buf, tail...)
-	x.buf = append(x.buf, `,"signature":`...)
-	x.buf = append(x.buf, sigJSON...)
-	x.buf = append(x.buf, "}\n"...)
+	if x.buf, err = appendSignedHeader(x.buf, h, x.opts.Key); err != nil {
+		return nil, err
+	}
 	if _, err := x.w.Write(x.buf); err != nil {
 		return nil, err
 	}
 	return h, x.w.Flush()
+}
+
+// appendSignedHeader appends the header's members, the signature member made with key,
+// and the closing brace of the export object.
+func appendSignedHeader(b []byte, h *ExportHeader, key ed25519.PrivateKey) ([]byte, error) {
+	signed, err := h.SignedBytes()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	sig, err := canonical.Marshal(EnvelopeSignature{
+		Algorithm: SignatureAlgorithm,
+		PublicKey: string(pub),
+		Value:     base64.StdEncoding.EncodeToString(ed25519.Sign(key, signed)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	// signed is "{...}": its members, then the signature, close the export object.
+	b = append(b, signed[1:len(signed)-1]...)
+	b = append(b, `,"signature":`...)
+	b = append(b, sig...)
+	return append(b, "}\n"...), nil
 }
 
 func newTree() *compact.Range {
