@@ -53,10 +53,10 @@ func newDevCommand() *cobra.Command {
 		Long: `Run a local Kubernetes control plane (etcd and kube-apiserver built by
 hack/setup-envtest.sh), install the federation CRDs, write a kubeconfig to
 <dir>/kubeconfig and run the manager against it until interrupted.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
-				return err
+				return usageError{err}
 			}
 			return runDev(cmd.Context(), cmd.OutOrStdout(), opts)
 		},

@@ -1,8 +1,11 @@
 // Command cairn is Cairn's one binary: the federation manager, the local development
-// system, and (in later releases) the chain service and the federation client.
+// system, key generation and offline receipt verification (and, in later releases, the
+// chain service and the rest of the federation client).
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,6 +14,10 @@ import (
 func main() {
 	ctx := ctrl.SetupSignalHandler()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
-		os.Exit(1)
+		var printed silentError
+		if !errors.As(err, &printed) {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		}
+		os.Exit(exitCode(err))
 	}
 }

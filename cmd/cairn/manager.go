@@ -16,10 +16,10 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the federation's Kubernetes controllers",
 		Long: `Run the federation's Kubernetes controllers against the cluster named by --kubeconfig,
 the in-cluster service account, or $KUBECONFIG, in that order.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Validate(); err != nil {
-				return err
+				return usageError{err}
 			}
 			cfg, err := ctrl.GetConfig()
 			if err != nil {

@@ -24,9 +24,10 @@ func newRootCommand() *cobra.Command {
 	kubeconfig.RegisterFlags(goFlags)
 
 	root := &cobra.Command{
-		Use:          "cairn",
-		Short:        "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
-		SilenceUsage: true,
+		Use:           "cairn",
+		Short:         "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
+		SilenceUsage:  true,
+		SilenceErrors: true, // main prints them once, then exits with their code
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := config.Apply(cmd.Flags(), os.LookupEnv); err != nil {
 				return err
@@ -38,8 +39,9 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().AddGoFlagSet(goFlags)
-	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand())
+	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand())
 
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		defaultHelp(cmd, args)

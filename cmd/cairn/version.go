@@ -14,7 +14,7 @@ func newVersionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of cairn",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
 			switch output {
@@ -26,7 +26,7 @@ func newVersionCommand() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
 			default:
-				return fmt.Errorf("--output must be empty or json, not %q", output)
+				return usageError{fmt.Errorf("--output must be empty or json, not %q", output)}
 			}
 		},
 	}

@@ -83,7 +83,7 @@ func checkParticipants(ps []Participant) error {
 		if !wellFormedOperatorID(p.OperatorID) {
 			return fmt.Errorf("%w: participant %d: operator_id %q is not \"op_\" and 16 lowercase hex characters", ErrMalformed, i, p.OperatorID)
 		}
-		if !hasLowerHexLen(p.ChainSignature, 64) {
+		if !isHex(p.ChainSignature, 64) {
 			return fmt.Errorf("%w: participant %d (%s): chain_signature is not 64 lowercase hex characters", ErrMalformed, i, p.OperatorID)
 		}
 	}
@@ -107,7 +107,7 @@ func checkParticipantOrder(ps []Participant) error {
 // over: the 32 raw bytes that crossAnchorHash (64 lowercase hex characters) encodes. Any
 // other shape is an error wrapping ErrMalformed.
 func CrossAnchorLogContent(crossAnchorHash string) ([]byte, error) {
-	if !hasLowerHexLen(crossAnchorHash, 64) {
+	if !isHex(crossAnchorHash, 64) {
 		return nil, fmt.Errorf("%w: cross_anchor_hash is not 64 lowercase hex characters", ErrMalformed)
 	}
 	return hex.DecodeString(crossAnchorHash)
@@ -115,20 +115,7 @@ func CrossAnchorLogContent(crossAnchorHash string) ([]byte, error) {
 
 // wellFormedOperatorID reports whether s is "op_" followed by 16 lowercase hex characters.
 func wellFormedOperatorID(s string) bool {
-	return strings.HasPrefix(s, "op_") && hasLowerHexLen(s[len("op_"):], 16)
-}
-
-// hasLowerHexLen reports whether s is exactly n characters of [0-9a-f].
-func hasLowerHexLen(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return strings.HasPrefix(s, "op_") && isHex(s[len("op_"):], 16)
 }
 
 // decodeCanonicalBase64 decodes standard padded base64, refusing every non-canonical

@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -123,9 +122,9 @@ func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, e
 	if err != nil {
 		return nil, fmt.Errorf("signature public_key: %w", err)
 	}
-	value, err := base64.StdEncoding.Strict().DecodeString(sig.Value)
-	if err != nil || len(value) != ed25519.SignatureSize {
-		return nil, fmt.Errorf("%w: signature value is not a base64 Ed25519 signature", ErrMalformed)
+	value, err := decodeCanonicalBase64("signature value", sig.Value, ed25519.SignatureSize)
+	if err != nil {
+		return nil, err
 	}
 	if !ed25519.Verify(pub, signed, value) {
 		return nil, fmt.Errorf("%w: envelope signature by %s", ErrSignature, OperatorID(pub))

@@ -183,7 +183,7 @@ func decodeHashedRekord(body []byte) (*hashedRekordBody, error) {
 		return nil, fmt.Errorf("%w: hashedrekord kind %q, want %q", ErrMalformed, b.Kind, hashedRekordKind)
 	case b.Spec.Data.Hash.Algorithm != hashedRekordAlgorithm:
 		return nil, fmt.Errorf("%w: hashedrekord hash algorithm %q, want %q", ErrMalformed, b.Spec.Data.Hash.Algorithm, hashedRekordAlgorithm)
-	case !hasLowerHexLen(b.Spec.Data.Hash.Value, 2*sha512.Size):
+	case !isHex(b.Spec.Data.Hash.Value, 2*sha512.Size):
 		return nil, fmt.Errorf("%w: hashedrekord hash value is not %d lowercase hex characters", ErrMalformed, 2*sha512.Size)
 	}
 	return &b, nil

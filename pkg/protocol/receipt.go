@@ -44,13 +44,13 @@ const (
 // Check is the outcome of one step of a verification.
 type Check struct {
 	// Name says what was checked.
-	Name string
+	Name string `json:"name"`
 	// OK is true when the check passed.
-	OK bool
+	OK bool `json:"ok"`
 	// Skipped is true when the check was not performed; OK is then false.
-	Skipped bool
+	Skipped bool `json:"skipped,omitempty"`
 	// Detail explains a failure or a skip.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 // ReceiptReport is what VerifyReceipt found.
@@ -184,7 +184,9 @@ func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error
 	pass("parse", "")
 
 	if err := checkParticipantOrder(p.receipt.ParticipatingOperators); err != nil {
-		return fail("participants_order", err)
+		// The list is well formed but not in the order the hash is defined over: a
+		// reordered receipt does not match, rather than being unreadable.
+		return fail("participants_order", &MismatchError{Field: "participating_operators", Want: "ascending operator_id order", Got: err.Error()})
 	}
 	pass("participants_order", fmt.Sprintf("%d operators in ascending operator_id order", len(p.receipt.ParticipatingOperators)))
 
@@ -263,7 +265,7 @@ func parseReceipt(raw []byte) (*parsedReceipt, error) {
 	if _, err := ParseAnchoredAt(r.AnchoredAt); err != nil {
 		return nil, err
 	}
-	if !hasLowerHexLen(r.CrossAnchorHash, 64) {
+	if !isHex(r.CrossAnchorHash, 64) {
 		return nil, fmt.Errorf("%w: cross_anchor_hash is not 64 lowercase hex characters", ErrMalformed)
 	}
 	if r.ParticipatingOperators, err = participantsMember(byName["participating_operators"]); err != nil {

@@ -129,7 +129,7 @@ func TestVerifyReceiptRejects(t *testing.T) {
 		"reordered participants": {edit(func(m map[string]any) {
 			ps := m["participating_operators"].([]any)
 			ps[0], ps[1] = ps[1], ps[0]
-		}), rcptPub(1), ErrMalformed, "participants_order"},
+		}), rcptPub(1), ErrMismatch, "participants_order"},
 		"changed anchored_at":     {edit(func(m map[string]any) { m["anchored_at"] = "2026-11-21T18:00:01.000000000Z" }), rcptPub(1), ErrMismatch, "cross_anchor_hash"},
 		"changed hash":            {edit(func(m map[string]any) { m["cross_anchor_hash"] = caTestHash }), rcptPub(1), ErrMismatch, "cross_anchor_hash"},
 		"changed chain_signature": {edit(func(m map[string]any) { rcptParticipant(m, 1)["chain_signature"] = caTestCS1 }), rcptPub(1), ErrMismatch, "cross_anchor_hash"},
@@ -254,7 +254,7 @@ func TestSignReceiptRefuses(t *testing.T) {
 		key  ed25519.PrivateKey
 		want error
 	}{
-		"unsorted participants": {unsorted, rcptKey(1), ErrMalformed},
+		"unsorted participants": {unsorted, rcptKey(1), ErrMismatch},
 		"wrong hash":            {wrongHash, rcptKey(1), ErrMismatch},
 		"short key":             {rcptReceipt(t, 3), rcptKey(1)[:32], ErrMalformed},
 		"bad tlog_entry":        {&Receipt{TLogEntry: json.RawMessage(`{`)}, rcptKey(1), ErrMalformed},

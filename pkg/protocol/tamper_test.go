@@ -249,4 +249,3 @@ func TestExportWithoutTrustSaysSo(t *testing.T) {
 		t.Fatalf("VerifyExport with no secret and no key: %v, want ErrNoTrustedKey", err)
 	}
 }
-

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// signedReceipt writes a receipt signed by a new federation key into dir and returns the
+// receipt's path and the key.
+func signedReceipt(t *testing.T, dir string) (string, ed25519.PrivateKey) {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := []protocol.Participant{
+		{OperatorID: "op_00000000000000aa", ChainSignature: strings.Repeat("1", 64)},
+		{OperatorID: "op_00000000000000bb", ChainSignature: strings.Repeat("2", 64)},
+	}
+	at := protocol.FormatAnchoredAt(time.Date(2026, 11, 21, 18, 0, 0, 0, time.UTC))
+	hash, err := protocol.CrossAnchorHash(ps, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := protocol.SignReceipt(&protocol.Receipt{
+		AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps,
+	}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "receipt.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, key
+}
+
+func writePublicKey(t *testing.T, path string, key ed25519.PrivateKey) {
+	t.Helper()
+	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pemText, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFederationVerifyExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	receipt, key := signedReceipt(t, dir)
+	fedKey := filepath.Join(dir, "federation.pub.pem")
+	writePublicKey(t, fedKey, key)
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	otherKey := filepath.Join(dir, "other.pub.pem")
+	writePublicKey(t, otherKey, other)
+	tampered := filepath.Join(dir, "tampered.json")
+	raw, _ := os.ReadFile(receipt)
+	if err := os.WriteFile(tampered, []byte(strings.Replace(string(raw), "18:00:00.000000000Z", "18:00:00.000000001Z", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte(`{"anchor_id":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pinnedDir := filepath.Join(dir, "config")
+	writePublicKey(t, filepath.Join(pinnedDir, "federation.pem"), key)
+	noConfig := filepath.Join(dir, "empty-config")
+
+	tests := map[string]struct {
+		args []string
+		want int
+	}{
+		"matches the given key":         {[]string{receipt, "--federation-key", fedKey, "--config-dir", noConfig}, ExitOK},
+		"matches the pinned key":        {[]string{receipt, "--config-dir", pinnedDir}, ExitOK},
+		"flag wins over the pinned key": {[]string{receipt, "--federation-key", otherKey, "--config-dir", pinnedDir}, ExitMismatch},
+		"signed by another key":         {[]string{receipt, "--federation-key", otherKey, "--config-dir", noConfig}, ExitMismatch},
+		"no trusted key at all":         {[]string{receipt, "--config-dir", noConfig}, ExitMismatch},
+		"anchored_at changed":           {[]string{tampered, "--federation-key", fedKey}, ExitMismatch},
+		"malformed receipt":             {[]string{garbage, "--federation-key", fedKey}, ExitError},
+		"missing receipt file":          {[]string{filepath.Join(dir, "nope.json"), "--federation-key", fedKey}, ExitError},
+		"unreadable federation key":     {[]string{receipt, "--federation-key", garbage}, ExitError},
+		"no receipt argument":           {nil, ExitUsage},
+		"two receipt arguments":         {[]string{receipt, receipt}, ExitUsage},
+		"unknown flag":                  {[]string{receipt, "--federation-kee", fedKey}, ExitUsage},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := runCairn(t, append([]string{"federation", "verify"}, tc.args...)...)
+			if got := exitCode(err); got != tc.want {
+				t.Errorf("exit code %d, want %d (error: %v)\n%s", got, tc.want, err, out)
+			}
+		})
+	}
+}
+
+func TestFederationVerifyJSONListsEveryCheck(t *testing.T) {
+	dir := t.TempDir()
+	receipt, key := signedReceipt(t, dir)
+	fedKey := filepath.Join(dir, "federation.pub.pem")
+	writePublicKey(t, fedKey, key)
+	out, err := runCairn(t, "federation", "verify", receipt, "--federation-key", fedKey, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var res verifyResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	if !res.Match || res.ExitCode != ExitOK || len(res.Checks) < 5 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, c := range res.Checks {
+		if !c.OK && !c.Skipped {
+			t.Errorf("check %s failed on a valid receipt: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+func TestKeygen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "keys")
+	out, err := runCairn(t, "keygen", "--output-dir", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	privText, err := os.ReadFile(filepath.Join(dir, "private.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := protocol.ParsePrivateKeyPEM(privText)
+	if err != nil {
+		t.Fatalf("private.pem: %v", err)
+	}
+	pubText, err := os.ReadFile(filepath.Join(dir, "public.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := protocol.ParsePublicKeyPEM(pubText)
+	if err != nil || !pub.Equal(priv.Public()) {
+		t.Fatalf("public.pem does not hold the private key's public half: %v", err)
+	}
+	if !strings.Contains(out, protocol.OperatorID(pub)) {
+		t.Errorf("keygen did not print the operator ID %s:\n%s", protocol.OperatorID(pub), out)
+	}
+	if info, err := os.Stat(filepath.Join(dir, "private.pem")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("private.pem mode %v (%v), want 0600", info.Mode().Perm(), err)
+	}
+
+	if _, err := runCairn(t, "keygen", "--output-dir", dir); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("second keygen without --force: %v", err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "private.pem")); string(again) != string(privText) {
+		t.Fatal("keygen without --force changed private.pem")
+	}
+	if _, err := runCairn(t, "keygen", "--output-dir", dir, "--force"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "private.pem")); string(again) == string(privText) {
+		t.Fatal("keygen --force did not replace private.pem")
+	}
+}

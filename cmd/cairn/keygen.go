@@ -1,0 +1,104 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// Key files that keygen writes.
+const (
+	privateKeyFile = "private.pem"
+	publicKeyFile  = "public.pem"
+)
+
+func newKeygenCommand() *cobra.Command {
+	var dir string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Generate an Ed25519 key pair for an operator or a federation",
+		Long: `Generate an Ed25519 key pair: private.pem (PKCS #8, mode 0600) and public.pem
+(SubjectPublicKeyInfo). Existing files are kept unless --force is given. The operator ID
+and fingerprint of the new key are printed on stdout.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pub, err := writeKeyPair(dir, force)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "operator_id  %s\nfingerprint  %s\nprivate key  %s\npublic key   %s\n",
+				protocol.OperatorID(pub), protocol.Fingerprint(pub),
+				filepath.Join(dir, privateKeyFile), filepath.Join(dir, publicKeyFile))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "output-dir", ".", "directory to write private.pem and public.pem into")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
+	return cmd
+}
+
+// writeKeyPair generates a key pair into dir. Without force it writes nothing if either
+// file exists, and creates both exclusively, so a concurrent run cannot be overwritten.
+func writeKeyPair(dir string, force bool) (ed25519.PublicKey, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	privPEM, err := protocol.MarshalPrivateKeyPEM(priv)
+	if err != nil {
+		return nil, err
+	}
+	pubPEM, err := protocol.MarshalPublicKeyPEM(pub)
+	if err != nil {
+		return nil, err
+	}
+	privPath, pubPath := filepath.Join(dir, privateKeyFile), filepath.Join(dir, publicKeyFile)
+	if !force {
+		for _, p := range []string{privPath, pubPath} {
+			if _, err := os.Stat(p); err == nil {
+				return nil, fmt.Errorf("%s exists; pass --force to replace it", p)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeFile(privPath, privPEM, 0o600, force); err != nil {
+		return nil, err
+	}
+	if err := writeFile(pubPath, pubPEM, 0o644, force); err != nil {
+		return nil, errors.Join(err, os.Remove(privPath))
+	}
+	return pub, nil
+}
+
+// writeFile writes data to path with mode perm, replacing an existing file only if
+// replace is set. The mode is applied even when the file existed.
+func writeFile(path string, data []byte, perm os.FileMode, replace bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if replace {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, perm)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if _, err := f.Write(data); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	return f.Close()
+}
