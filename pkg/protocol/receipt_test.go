@@ -159,8 +159,9 @@ func TestVerifyReceiptRejects(t *testing.T) {
 				t.Errorf("last check %+v, want %s failed", last, c.check)
 			}
 			var mm *MismatchError
-			if errors.Is(c.want, ErrMismatch) && (!errors.As(err, &mm) || mm.Field != "cross_anchor_hash") {
-				t.Errorf("error %v is not a cross_anchor_hash *MismatchError", err)
+			wantField := map[string]string{"cross_anchor_hash": "cross_anchor_hash", "participants_order": "participating_operators"}[c.check]
+			if errors.Is(c.want, ErrMismatch) && (!errors.As(err, &mm) || mm.Field != wantField) {
+				t.Errorf("error %v is not a %s *MismatchError", err, wantField)
 			}
 			if c.trusted == nil && last.Detail != "self-consistent but bound to no trusted key" {
 				t.Errorf("detail %q", last.Detail)
