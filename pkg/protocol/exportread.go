@@ -236,15 +236,19 @@ func (x *ExportReader) readEntry(e *Entry) error {
 		case "canonical_body_b64":
 			bit = fBody
 			var b64 []byte
-			if b64, err = x.lx.str(MaxEntryBytes); err == nil {
+			if b64, err = x.lx.plainStr(MaxEntryBytes); err == nil {
 				e.CanonicalBody, err = decodeBase64(e.CanonicalBody[:0], b64)
 			}
 		default:
 			for i, f := range entryStrings {
 				if f.key == string(key) {
 					bit = f.bit
+					read := x.lx.plainStr // hex and decimal columns, checked by checkShape
+					if f.bit == fSpanName || f.bit == fSpanKind {
+						read = x.lx.str
+					}
 					var v []byte
-					if v, err = x.lx.str(MaxEntryBytes); err == nil {
+					if v, err = read(MaxEntryBytes); err == nil {
 						spans[i] = [2]int{len(x.scratch), len(x.scratch) + len(v)}
 						x.scratch = append(x.scratch, v...)
 					}
@@ -419,6 +423,35 @@ func (l *lexer) str(limit int) ([]byte, error) {
 		return nil, fmt.Errorf("bad string: %v", err)
 	}
 	return []byte(v), nil
+}
+
+// plainStr reads a string whose value is ASCII that JSON never needs to escape (base64,
+// hex, decimal digits): escapes are refused, and the characters are left for the caller's
+// own check of the alphabet. The result is valid until the next call.
+func (l *lexer) plainStr(limit int) ([]byte, error) {
+	if err := l.expect('"'); err != nil {
+		return nil, err
+	}
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.r.ReadSlice('"')
+		l.off += int64(len(chunk))
+		l.buf = append(l.buf, chunk...)
+		if len(l.buf) > limit+1 {
+			return nil, fmt.Errorf("string longer than %d bytes", limit)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		raw := l.buf[:len(l.buf)-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			return nil, errors.New("escape sequence where only plain ASCII is allowed")
+		}
+		return raw, nil
+	}
 }
 
 // int reads a non-negative integer below 2^53.
