@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -111,24 +110,6 @@ func CrossAnchorLogContent(crossAnchorHash string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: cross_anchor_hash is not 64 lowercase hex characters", ErrMalformed)
 	}
 	return hex.DecodeString(crossAnchorHash)
-}
-
-// wellFormedOperatorID reports whether s is "op_" followed by 16 lowercase hex characters.
-func wellFormedOperatorID(s string) bool {
-	return strings.HasPrefix(s, "op_") && isHex(s[len("op_"):], 16)
-}
-
-// decodeCanonicalBase64 decodes standard padded base64, refusing every non-canonical
-// spelling (line breaks, non-zero padding bits), and requires n bytes unless n is negative.
-func decodeCanonicalBase64(field, s string, n int) ([]byte, error) {
-	b, err := base64.StdEncoding.Strict().DecodeString(s)
-	if err != nil || base64.StdEncoding.EncodeToString(b) != s {
-		return nil, fmt.Errorf("%w: %s is not canonical standard padded base64", ErrMalformed, field)
-	}
-	if n >= 0 && len(b) != n {
-		return nil, fmt.Errorf("%w: %s decodes to %d bytes, want %d", ErrMalformed, field, len(b), n)
-	}
-	return b, nil
 }
 
 // Shape helpers shared by the cross-anchor, receipt and hashedrekord formats.

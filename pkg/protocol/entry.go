@@ -213,34 +213,3 @@ func appendJCSString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
-
-// lowerHex marks the bytes 0-9 and a-f.
-var lowerHex = func() (t [256]bool) {
-	for _, c := range "0123456789abcdef" {
-		t[c] = true
-	}
-	return t
-}()
-
-// isHex reports whether s is exactly n lowercase hex characters.
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !lowerHex[s[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// isDecimal reports whether s is a non-negative decimal integer without leading zeros
-// that fits in an int64.
-func isDecimal(s string) bool {
-	if s == "" || (len(s) > 1 && s[0] == '0') {
-		return false
-	}
-	_, err := strconv.ParseUint(s, 10, 63)
-	return err == nil
-}

@@ -22,8 +22,6 @@ const (
 	nonceMinLen       = 16
 	nonceMaxLen       = 256
 	bodyNonceMaxDigit = 19 // decimal digits of a non-negative int64
-	signatureB64Len   = 88 // base64 std, padded, of ed25519.SignatureSize bytes
-	operatorIDLen     = len("op_") + 16
 )
 
 // Token is a parsed bearer token "<operator_id>.<nonce>.<sig_b64>". A Token from ParseToken
@@ -69,7 +67,7 @@ func splitBodyNonce(nonce string) (secs int64, hashHex string, ok bool) {
 			return 0, "", false
 		}
 	}
-	if !isLowerHex(hashHex) {
+	if !isHex(hashHex, 2*sha256.Size) {
 		return 0, "", false
 	}
 	secs, err := strconv.ParseInt(digits, 10, 64)
@@ -119,13 +117,13 @@ func ParseToken(s string) (*Token, error) {
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("%w: token has %d '.'-separated parts, want 3", ErrMalformed, len(parts))
 	}
-	if !validOperatorID(parts[0]) {
+	if !wellFormedOperatorID(parts[0]) {
 		return nil, fmt.Errorf("%w: token operator ID is not op_ and 16 lowercase hex", ErrMalformed)
 	}
 	if !validNonce(parts[1]) {
 		return nil, fmt.Errorf("%w: token nonce is not 16 to 256 characters of [A-Za-z0-9_-]", ErrMalformed)
 	}
-	sig, err := decodeSignature(parts[2])
+	sig, err := decodeCanonicalBase64("signature", parts[2], ed25519.SignatureSize)
 	if err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
@@ -152,7 +150,7 @@ func (t *Token) Verify(pub ed25519.PublicKey) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
 	}
-	if !validOperatorID(t.OperatorID) || !validNonce(t.Nonce) || len(t.Signature) != ed25519.SignatureSize {
+	if !wellFormedOperatorID(t.OperatorID) || !validNonce(t.Nonce) || len(t.Signature) != ed25519.SignatureSize {
 		return fmt.Errorf("%w: token fields are not of the token's shape", ErrMalformed)
 	}
 	if want := OperatorID(pub); t.OperatorID != want {
@@ -194,11 +192,6 @@ func (t *Token) CheckBodyNonce(now time.Time, body []byte, maxAge time.Duration)
 	return nil
 }
 
-// validOperatorID reports whether s is "op_" and 16 lowercase hex characters.
-func validOperatorID(s string) bool {
-	return len(s) == operatorIDLen && strings.HasPrefix(s, "op_") && isLowerHex(s[len("op_"):])
-}
-
 // validNonce reports whether s is 16 to 256 characters of [A-Za-z0-9_-]. Body nonces are of
 // this shape too.
 func validNonce(s string) bool {
@@ -214,40 +207,6 @@ func validNonce(s string) bool {
 	return true
 }
 
-// isLowerHex reports whether s is non-empty and only [0-9a-f].
-func isLowerHex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// decodeSignature decodes an Ed25519 signature in canonical, padded standard base64 (88
-// characters, no line breaks, zero padding bits). Anything else wraps ErrMalformed.
-func decodeSignature(b64 string) ([]byte, error) {
-	if b64 == "" {
-		return nil, fmt.Errorf("%w: empty signature", ErrMalformed)
-	}
-	if len(b64) != signatureB64Len {
-		return nil, fmt.Errorf("%w: signature is %d base64 characters, want %d", ErrMalformed, len(b64), signatureB64Len)
-	}
-	sig, err := base64.StdEncoding.Strict().DecodeString(b64)
-	if err != nil {
-		return nil, fmt.Errorf("%w: signature is not standard padded base64", ErrMalformed)
-	}
-	// Decoders skip CR and LF; re-encoding rejects them and any other non-canonical form.
-	if len(sig) != ed25519.SignatureSize || base64.StdEncoding.EncodeToString(sig) != b64 {
-		return nil, fmt.Errorf("%w: signature is not canonical base64 of %d bytes", ErrMalformed, ed25519.SignatureSize)
-	}
-	return sig, nil
-}
-
 // verifySignature checks that sigB64 is pub's Ed25519 signature over msg. what names the
 // signature in errors. Errors wrap ErrMalformed (pub not 32 bytes, sigB64 not canonical
 // base64 of 64 bytes) or ErrSignature.
@@ -255,7 +214,7 @@ func verifySignature(pub ed25519.PublicKey, msg []byte, sigB64, what string) err
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
 	}
-	sig, err := decodeSignature(sigB64)
+	sig, err := decodeCanonicalBase64("signature", sigB64, ed25519.SignatureSize)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
