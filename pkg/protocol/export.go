@@ -73,13 +73,42 @@ type ExportOptions struct {
 // come and the header after them, so the writer holds one entry at a time however long
 // the chain is. Readers must accept members in any order; this writer puts entries first.
 type ExportWriter struct {
-	w     *bufio.Writer
-	opts  ExportOptions
-	tree  *compact.Range
-	buf   []byte
-	count int64
-	first Entry // columns of the first entry (its body is not kept)
-	last  Entry
+	w    *bufio.Writer
+	opts ExportOptions
+	tree *compact.Range
+	buf  []byte
+	span entrySpan
+}
+
+// entrySpan tracks the first and last of a run of entries, without their bodies.
+type entrySpan struct {
+	count       int64
+	first, last Entry
+}
+
+// follows checks that e comes right after the span's last entry: seq up by one, and
+// prev_hash equal to its hmac_hash.
+func (s *entrySpan) follows(e *Entry) error {
+	switch {
+	case s.count == 0:
+		return nil
+	case e.Seq != s.last.Seq+1:
+		return &EntryError{Seq: e.Seq, Reason: ReasonSeq, Err: &MismatchError{Field: "seq", Want: strconv.FormatInt(s.last.Seq+1, 10), Got: strconv.FormatInt(e.Seq, 10)}}
+	case e.PrevHash != s.last.HMACHash:
+		return &EntryError{Seq: e.Seq, Reason: ReasonLink, Err: &MismatchError{Field: "prev_hash", Want: s.last.HMACHash, Got: e.PrevHash}}
+	}
+	return nil
+}
+
+// add extends the span with e.
+func (s *entrySpan) add(e *Entry) {
+	columns := *e
+	columns.CanonicalBody = nil
+	if s.count == 0 {
+		s.first = columns
+	}
+	s.last = columns
+	s.count++
 }
 
 // NewExportWriter starts an export on w.
@@ -105,13 +134,8 @@ func (x *ExportWriter) Write(e *Entry) error {
 	if err := e.checkShape(); err != nil {
 		return fmt.Errorf("%w: entry seq %d: %v", ErrMalformed, e.Seq, err)
 	}
-	if x.count > 0 {
-		if e.Seq != x.last.Seq+1 {
-			return &EntryError{Seq: e.Seq, Reason: ReasonSeq, Err: fmt.Errorf("follows seq %d", x.last.Seq)}
-		}
-		if e.PrevHash != x.last.HMACHash {
-			return &EntryError{Seq: e.Seq, Reason: ReasonLink, Err: &MismatchError{Field: "prev_hash", Want: x.last.HMACHash, Got: e.PrevHash}}
-		}
+	if err := x.span.follows(e); err != nil {
+		return err
 	}
 	x.buf = appendLeaf(x.buf[:0], e)
 	if err := x.tree.Append(leafHash(x.buf), nil); err != nil {
@@ -119,7 +143,7 @@ func (x *ExportWriter) Write(e *Entry) error {
 	}
 	if !x.opts.HeaderOnly {
 		x.buf = x.buf[:0]
-		if x.count > 0 {
+		if x.span.count > 0 {
 			x.buf = append(x.buf, ',')
 		}
 		x.buf = append(x.buf, '\n')
@@ -128,20 +152,14 @@ func (x *ExportWriter) Write(e *Entry) error {
 			return err
 		}
 	}
-	columns := *e
-	columns.CanonicalBody = nil
-	if x.count == 0 {
-		x.first = columns
-	}
-	x.last = columns
-	x.count++
+	x.span.add(e)
 	return nil
 }
 
 // Close writes the header and the envelope signature, flushes, and returns the header.
 // It does not close the underlying writer.
 func (x *ExportWriter) Close() (*ExportHeader, error) {
-	if x.count == 0 {
+	if x.span.count == 0 {
 		return nil, fmt.Errorf("%w: an export needs at least one entry", ErrMalformed)
 	}
 	root, err := x.tree.GetRootHash(nil)
@@ -152,12 +170,12 @@ func (x *ExportWriter) Close() (*ExportHeader, error) {
 		Format:         ExportFormat,
 		Version:        ExportVersion,
 		ExportedAt:     x.opts.ExportedAt.UTC().Truncate(time.Second).Format(time.RFC3339),
-		EntryCount:     x.last.Seq,
-		FirstSeq:       x.first.Seq,
-		LastSeq:        x.last.Seq,
-		FirstPrevHash:  x.first.PrevHash,
-		LastHMACHash:   x.last.HMACHash,
-		ChainSignature: ChainSignature(x.opts.Secret, x.last.HMACHash, x.last.Seq),
+		EntryCount:     x.span.last.Seq,
+		FirstSeq:       x.span.first.Seq,
+		LastSeq:        x.span.last.Seq,
+		FirstPrevHash:  x.span.first.PrevHash,
+		LastHMACHash:   x.span.last.HMACHash,
+		ChainSignature: ChainSignature(x.opts.Secret, x.span.last.HMACHash, x.span.last.Seq),
 		EntriesRoot:    hex.EncodeToString(root),
 	}
 	if x.opts.HeaderOnly {

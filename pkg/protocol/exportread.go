@@ -365,72 +365,11 @@ func (l *lexer) key() ([]byte, error) {
 	return k, l.expect(':')
 }
 
-// str reads a string value of at most limit bytes. The result is valid until the next call.
-func (l *lexer) str(limit int) ([]byte, error) {
+// quoted reads a string up to its closing quote and returns its raw text, escapes
+// undecoded, and whether it holds any backslash. The result is valid until the next read.
+func (l *lexer) quoted(limit int) (raw []byte, escaped bool, err error) {
 	if err := l.expect('"'); err != nil {
-		return nil, err
-	}
-	l.buf = l.buf[:0]
-	escaped := false
-	for {
-		chunk, err := l.r.ReadSlice('"')
-		l.off += int64(len(chunk))
-		l.buf = append(l.buf, chunk...)
-		if len(l.buf) > limit+2 {
-			return nil, fmt.Errorf("string longer than %d bytes", limit)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		// The quote ends the string unless an odd run of backslashes precedes it.
-		n := 0
-		for i := len(l.buf) - 2; i >= 0 && l.buf[i] == '\\'; i-- {
-			n++
-		}
-		if n%2 == 1 {
-			escaped = true
-			continue
-		}
-		break
-	}
-	raw := l.buf[:len(l.buf)-1]
-	if !escaped {
-		ascii := true
-		for _, c := range raw {
-			if stringSpecial[c] {
-				switch {
-				case c == '\\':
-					escaped = true
-				case c < 0x20:
-					return nil, errors.New("control character in string")
-				default:
-					ascii = false
-				}
-			}
-		}
-		if !escaped {
-			if !ascii && !utf8.Valid(raw) {
-				return nil, errors.New("string is not valid UTF-8")
-			}
-			return raw, nil
-		}
-	}
-	var v string
-	if err := json.Unmarshal(append([]byte{'"'}, l.buf...), &v); err != nil {
-		return nil, fmt.Errorf("bad string: %v", err)
-	}
-	return []byte(v), nil
-}
-
-// plainStr reads a string whose value is ASCII that JSON never needs to escape (base64,
-// hex, decimal digits): escapes are refused, and the characters are left for the caller's
-// own check of the alphabet. The result is valid until the next call.
-func (l *lexer) plainStr(limit int) ([]byte, error) {
-	if err := l.expect('"'); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	l.buf = l.buf[:0]
 	for {
@@ -438,20 +377,67 @@ func (l *lexer) plainStr(limit int) ([]byte, error) {
 		l.off += int64(len(chunk))
 		l.buf = append(l.buf, chunk...)
 		if len(l.buf) > limit+1 {
-			return nil, fmt.Errorf("string longer than %d bytes", limit)
+			return nil, false, fmt.Errorf("string longer than %d bytes", limit)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		raw := l.buf[:len(l.buf)-1]
-		if bytes.IndexByte(raw, '\\') >= 0 {
-			return nil, errors.New("escape sequence where only plain ASCII is allowed")
+		if bytes.IndexByte(chunk, '\\') >= 0 {
+			escaped = true
+		}
+		// The quote ends the string unless an odd run of backslashes precedes it.
+		n := 0
+		for i := len(raw) - 1; i >= 0 && raw[i] == '\\'; i-- {
+			n++
+		}
+		if n%2 == 0 {
+			return raw, escaped, nil
+		}
+	}
+}
+
+// str reads a string value of at most limit bytes, checking that it is valid JSON text
+// and decoding its escapes. The result is valid until the next read.
+func (l *lexer) str(limit int) ([]byte, error) {
+	raw, escaped, err := l.quoted(limit)
+	if err != nil {
+		return nil, err
+	}
+	if !escaped {
+		ascii := true
+		for _, c := range raw {
+			if stringSpecial[c] {
+				if c < 0x20 {
+					return nil, errors.New("control character in string")
+				}
+				ascii = false
+			}
+		}
+		if !ascii && !utf8.Valid(raw) {
+			return nil, errors.New("string is not valid UTF-8")
 		}
 		return raw, nil
 	}
+	var v string
+	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &v); err != nil {
+		return nil, fmt.Errorf("bad string: %v", err)
+	}
+	return []byte(v), nil
+}
+
+// plainStr reads a string whose value is ASCII that JSON never needs to escape (base64,
+// hex, decimal digits): escapes are refused, and the characters are left for the caller's
+// own check of the alphabet. The result is valid until the next read.
+func (l *lexer) plainStr(limit int) ([]byte, error) {
+	raw, escaped, err := l.quoted(limit)
+	if err == nil && escaped {
+		err = errors.New("escape sequence where only plain ASCII is allowed")
+	}
+	return raw, err
 }
 
 // int reads a non-negative integer below 2^53.

@@ -84,8 +84,8 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	report := &ExportReport{Header: h, Entries: v.count, HMACsChecked: v.mac != nil}
-	if x.HasEntries() && v.count == 0 {
+	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil}
+	if x.HasEntries() && v.span.count == 0 {
 		return report, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"}
 	}
 	if err := v.checkHeader(h); err != nil {
@@ -138,9 +138,7 @@ type entryVerifier struct {
 	leafHasher hash.Hash
 	tree       *compact.Range
 	leaf       []byte
-	count      int64
-	first      Entry // columns only
-	last       Entry // columns only
+	span       entrySpan
 }
 
 // add verifies e and folds it into the running Merkle root.
@@ -149,8 +147,8 @@ func (v *entryVerifier) add(e *Entry) error {
 	if err := e.checkShape(); err != nil {
 		return fail(ReasonMalformed, fmt.Errorf("%w: %v", ErrMalformed, err))
 	}
-	if v.count > 0 && e.Seq != v.last.Seq+1 {
-		return fail(ReasonSeq, &MismatchError{Field: "seq", Want: strconv.FormatInt(v.last.Seq+1, 10), Got: strconv.FormatInt(e.Seq, 10)})
+	if err := v.span.follows(e); err != nil {
+		return err
 	}
 	sum := sha256.Sum256(e.CanonicalBody)
 	var want [64]byte
@@ -160,9 +158,6 @@ func (v *entryVerifier) add(e *Entry) error {
 	}
 	if err := checkColumns(e); err != nil {
 		return fail(ReasonColumn, err)
-	}
-	if v.count > 0 && e.PrevHash != v.last.HMACHash {
-		return fail(ReasonLink, &MismatchError{Field: "prev_hash", Want: v.last.HMACHash, Got: e.PrevHash})
 	}
 	if v.mac != nil {
 		if got := entryHMAC(v.mac, e.PrevHash, e.CanonicalHash); !hmac.Equal([]byte(got), []byte(e.HMACHash)) {
@@ -175,13 +170,7 @@ func (v *entryVerifier) add(e *Entry) error {
 	if err := v.tree.Append(v.leafHasher.Sum(nil), nil); err != nil {
 		return err
 	}
-	columns := *e
-	columns.CanonicalBody = nil
-	if v.count == 0 {
-		v.first = columns
-	}
-	v.last = columns
-	v.count++
+	v.span.add(e)
 	return nil
 }
 
@@ -214,7 +203,7 @@ func (v *entryVerifier) checkHeader(h *ExportHeader) error {
 	if h.FirstSeq == 1 && h.FirstPrevHash != GenesisPrevHash {
 		return &MismatchError{Field: "first_prev_hash", Want: GenesisPrevHash, Got: h.FirstPrevHash}
 	}
-	if v.count == 0 {
+	if v.span.count == 0 {
 		return nil // header-only: the header is all there is to check
 	}
 	root, err := v.tree.GetRootHash(nil)
@@ -222,10 +211,10 @@ func (v *entryVerifier) checkHeader(h *ExportHeader) error {
 		return err
 	}
 	for _, c := range [...]struct{ field, want, got string }{
-		{"first_seq", strconv.FormatInt(v.first.Seq, 10), strconv.FormatInt(h.FirstSeq, 10)},
-		{"last_seq", strconv.FormatInt(v.last.Seq, 10), strconv.FormatInt(h.LastSeq, 10)},
-		{"first_prev_hash", v.first.PrevHash, h.FirstPrevHash},
-		{"last_hmac_hash", v.last.HMACHash, h.LastHMACHash},
+		{"first_seq", strconv.FormatInt(v.span.first.Seq, 10), strconv.FormatInt(h.FirstSeq, 10)},
+		{"last_seq", strconv.FormatInt(v.span.last.Seq, 10), strconv.FormatInt(h.LastSeq, 10)},
+		{"first_prev_hash", v.span.first.PrevHash, h.FirstPrevHash},
+		{"last_hmac_hash", v.span.last.HMACHash, h.LastHMACHash},
 		{"entries_root", hex.EncodeToString(root), h.EntriesRoot},
 	} {
 		if c.want != c.got {
