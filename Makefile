@@ -59,6 +59,12 @@ bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 
 DEV_FLAGS ?=
 
+FUZZTIME ?= 5m
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (default 5m) and keep the interesting inputs.
+	hack/fuzz.sh $(FUZZTIME)
+
 .PHONY: dev
 dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager (DEV_FLAGS=--fresh starts over).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev $(DEV_FLAGS)
