@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -95,12 +96,12 @@ func (o *verifyOptions) run(stdin io.Reader, stdout, stderr io.Writer, path stri
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else {
-		printChecks(stdout, res)
+	} else if err := printChecks(stdout, res); err != nil {
+		return err
 	}
 	if verr != nil {
 		if !o.json {
-			fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
+			_, _ = fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
 		}
 		return silentError{verr}
 	}
@@ -130,7 +131,8 @@ func (o *verifyOptions) trustedKey() (ed25519.PublicKey, string, error) {
 	return key, from + " " + path, nil
 }
 
-func printChecks(w io.Writer, res verifyResult) {
+func printChecks(w io.Writer, res verifyResult) error {
+	var b strings.Builder
 	for _, c := range res.Checks {
 		mark := "ok  "
 		switch {
@@ -139,19 +141,21 @@ func printChecks(w io.Writer, res verifyResult) {
 		case !c.OK:
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "%s  %-22s %s\n", mark, c.Name, c.Detail)
+		fmt.Fprintf(&b, "%s  %-22s %s\n", mark, c.Name, c.Detail)
 	}
 	if res.Match {
-		fmt.Fprintf(w, "MATCH     receipt %s verifies (trusted key: %s)\n", res.Receipt, res.KeyFrom)
+		fmt.Fprintf(&b, "MATCH     receipt %s verifies (trusted key: %s)\n", res.Receipt, res.KeyFrom)
 	} else {
-		fmt.Fprintf(w, "MISMATCH  receipt %s does not verify\n", res.Receipt)
+		fmt.Fprintf(&b, "MISMATCH  receipt %s does not verify\n", res.Receipt)
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // readInput reads a file, or standard input for "-".
 func readInput(stdin io.Reader, path string) ([]byte, error) {
 	const limit = 16 << 20
-	var r io.Reader = stdin
+	r := stdin
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {

@@ -41,7 +41,7 @@ func (b SpanBody) Canonical() ([]byte, error) {
 	}
 	out, err := canonical.Marshal(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: span body: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
 	}
 	return out, nil
 }

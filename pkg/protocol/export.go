@@ -132,7 +132,7 @@ func NewExportWriter(w io.Writer, opts ExportOptions) (*ExportWriter, error) {
 // equal to the previous entry's hmac_hash.
 func (x *ExportWriter) Write(e *Entry) error {
 	if err := e.checkShape(); err != nil {
-		return fmt.Errorf("%w: entry seq %d: %v", ErrMalformed, e.Seq, err)
+		return fmt.Errorf("%w: entry seq %d: %w", ErrMalformed, e.Seq, err)
 	}
 	if err := x.span.follows(e); err != nil {
 		return err
@@ -269,10 +269,10 @@ func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, 
 	}
 	h := &ExportHeader{}
 	if err := json.Unmarshal(obj, h); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
 	if err := h.checkShape(); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
 	sig := &EnvelopeSignature{}
 	dec := json.NewDecoder(bytes.NewReader(sigRaw))
@@ -282,7 +282,7 @@ func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, 
 	}
 	signed, err := canonical.Transform(obj)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
+		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
 	return h, sig, signed, nil
 }

@@ -116,7 +116,7 @@ func (x *ExportReader) fail(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("export ends early (truncated?) at byte %d", x.lx.off)
 	}
-	return fmt.Errorf("%w: %v", ErrMalformed, err)
+	return fmt.Errorf("%w: %w", ErrMalformed, err)
 }
 
 // nextMember reads one member key; for "entries" it enters the array, for others it
@@ -298,7 +298,7 @@ func decodeBase64(dst, src []byte) ([]byte, error) {
 	}
 	n, err := base64.StdEncoding.Strict().Decode(dst[:n], src)
 	if err != nil {
-		return nil, fmt.Errorf("bad base64: %v", err)
+		return nil, fmt.Errorf("bad base64: %w", err)
 	}
 	return dst[:n], nil
 }
@@ -347,7 +347,7 @@ func (l *lexer) expect(want byte) error {
 
 // end checks that nothing but whitespace follows.
 func (l *lexer) end() error {
-	if c, err := l.next(); err != io.EOF {
+	if c, err := l.next(); !errors.Is(err, io.EOF) {
 		if err != nil {
 			return err
 		}
@@ -379,7 +379,7 @@ func (l *lexer) quoted(limit int) (raw []byte, escaped bool, err error) {
 		if len(l.buf) > limit+1 {
 			return nil, false, fmt.Errorf("string longer than %d bytes", limit)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil {
@@ -424,7 +424,7 @@ func (l *lexer) str(limit int) ([]byte, error) {
 	}
 	var v string
 	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &v); err != nil {
-		return nil, fmt.Errorf("bad string: %v", err)
+		return nil, fmt.Errorf("bad string: %w", err)
 	}
 	return []byte(v), nil
 }

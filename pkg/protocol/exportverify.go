@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -66,7 +67,7 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 	var e Entry
 	for {
 		err := x.Next(&e)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -145,7 +146,7 @@ type entryVerifier struct {
 func (v *entryVerifier) add(e *Entry) error {
 	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
 	if err := e.checkShape(); err != nil {
-		return fail(ReasonMalformed, fmt.Errorf("%w: %v", ErrMalformed, err))
+		return fail(ReasonMalformed, fmt.Errorf("%w: %w", ErrMalformed, err))
 	}
 	if err := v.span.follows(e); err != nil {
 		return err
@@ -178,7 +179,7 @@ func (v *entryVerifier) add(e *Entry) error {
 func checkColumns(e *Entry) error {
 	cols, err := readBodyColumns(e.CanonicalBody)
 	if err != nil {
-		return fmt.Errorf("%w: body: %v", ErrMalformed, err)
+		return fmt.Errorf("%w: body: %w", ErrMalformed, err)
 	}
 	for _, c := range [...]struct {
 		field  string

@@ -26,7 +26,7 @@ func ParsePublicKeyPEM(text []byte) (ed25519.PublicKey, error) {
 	}
 	key, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: public key: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: public key: %w", ErrMalformed, err)
 	}
 	pub, ok := key.(ed25519.PublicKey)
 	if !ok {
@@ -56,7 +56,7 @@ func ParsePrivateKeyPEM(text []byte) (ed25519.PrivateKey, error) {
 	}
 	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: private key: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: private key: %w", ErrMalformed, err)
 	}
 	priv, ok := key.(ed25519.PrivateKey)
 	if !ok {

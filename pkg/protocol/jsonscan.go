@@ -130,7 +130,7 @@ func (s *byteScanner) readString() ([]byte, error) {
 			if escaped {
 				var v string
 				if err := json.Unmarshal(s.b[start-1:s.i], &v); err != nil {
-					return nil, fmt.Errorf("%w: %v", errSyntax, err)
+					return nil, fmt.Errorf("%w: %w", errSyntax, err)
 				}
 				return []byte(v), nil
 			}

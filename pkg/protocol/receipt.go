@@ -123,7 +123,7 @@ func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 	r.FederationSignature = ""
 	unsigned, err := json.Marshal(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: receipt: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: receipt: %w", ErrMalformed, err)
 	}
 	payload, err := ReceiptPayload(unsigned)
 	if err != nil {
@@ -135,7 +135,7 @@ func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("%w: receipt: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: receipt: %w", ErrMalformed, err)
 	}
 	if _, err := VerifyReceipt(out.Bytes(), pub); err != nil {
 		return nil, fmt.Errorf("receipt not signed: %w", err)

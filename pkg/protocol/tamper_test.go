@@ -69,7 +69,11 @@ var exportCases = map[string]exportCase{
 		desc: "the export's bytes cut off in the middle of entry 3",
 		export: func(tb testing.TB) []byte {
 			full := writeExport(tb, testChain(tb, 5, 64), testKey, false)
-			return full[:bytes.Index(full, []byte(`"seq":3`))]
+			cut := bytes.Index(full, []byte(`"seq":3`))
+			if cut < 0 {
+				tb.Fatal("entry 3 not found")
+			}
+			return full[:cut]
 		},
 		secret: "malformed", public: "malformed", both: "malformed",
 	},

@@ -200,7 +200,9 @@ func validNonce(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
 			return false
 		}
 	}
