@@ -43,7 +43,7 @@ func Transform(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, 0, len(in))
-	return appendJCS(out, &root)
+	return jcs.append(out, &root)
 }
 
 // Marshal encodes v with encoding/json (HTML escaping off) and returns the Transform of
@@ -79,7 +79,7 @@ func ReceiptForm(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, 0, len(in))
-	return appendReceipt(out, &root)
+	return receipt.append(out, &root)
 }
 
 // invalidf returns an error wrapping ErrInvalid.

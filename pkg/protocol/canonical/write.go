@@ -12,8 +12,22 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJCS appends the RFC 8785 form of n to out.
-func appendJCS(out []byte, n *node) ([]byte, error) {
+// form is one canonical serialization: how it writes strings and numbers, and how it
+// orders object keys. The walk over the value is the same for both.
+type form struct {
+	str     func(out []byte, s string) []byte
+	num     func(out []byte, n *node) ([]byte, error)
+	compare func(a, b string) int
+}
+
+// jcs is RFC 8785; receipt is the receipt payload form (Python's sorted json.dumps).
+var (
+	jcs     = form{str: appendJCSString, num: appendJCSNumber, compare: compareUTF16}
+	receipt = form{str: appendASCIIString, num: appendReceiptNumber, compare: strings.Compare} // code point order is UTF-8 byte order
+)
+
+// append appends n in form f to out.
+func (f *form) append(out []byte, n *node) ([]byte, error) {
 	switch n.kind {
 	case kindNull:
 		return append(out, "null"...), nil
@@ -22,9 +36,9 @@ func appendJCS(out []byte, n *node) ([]byte, error) {
 	case kindTrue:
 		return append(out, "true"...), nil
 	case kindString:
-		return appendJCSString(out, n.text), nil
+		return f.str(out, n.text), nil
 	case kindNumber:
-		return appendJCSNumber(out, n)
+		return f.num(out, n)
 	case kindArray:
 		out = append(out, '[')
 		for i := range n.elems {
@@ -32,13 +46,13 @@ func appendJCS(out []byte, n *node) ([]byte, error) {
 				out = append(out, ',')
 			}
 			var err error
-			if out, err = appendJCS(out, &n.elems[i]); err != nil {
+			if out, err = f.append(out, &n.elems[i]); err != nil {
 				return nil, err
 			}
 		}
 		return append(out, ']'), nil
 	default: // kindObject
-		slices.SortFunc(n.members, func(a, b member) int { return compareUTF16(a.key, b.key) })
+		slices.SortFunc(n.members, func(a, b member) int { return f.compare(a.key, b.key) })
 		out = append(out, '{')
 		for i := range n.members {
 			m := &n.members[i]
@@ -48,10 +62,10 @@ func appendJCS(out []byte, n *node) ([]byte, error) {
 				}
 				out = append(out, ',')
 			}
-			out = appendJCSString(out, m.key)
+			out = f.str(out, m.key)
 			out = append(out, ':')
 			var err error
-			if out, err = appendJCS(out, &m.val); err != nil {
+			if out, err = f.append(out, &m.val); err != nil {
 				return nil, err
 			}
 		}
@@ -219,58 +233,16 @@ func appendES(out []byte, f float64) []byte {
 	return out
 }
 
-// appendReceipt appends the receipt payload form of n to out.
-func appendReceipt(out []byte, n *node) ([]byte, error) {
-	switch n.kind {
-	case kindNull:
-		return append(out, "null"...), nil
-	case kindFalse:
-		return append(out, "false"...), nil
-	case kindTrue:
-		return append(out, "true"...), nil
-	case kindString:
-		return appendASCIIString(out, n.text), nil
-	case kindNumber:
-		if !n.integer {
-			return nil, invalidf("number %s is not an integer; the receipt form has integers only", abbreviate(n.text))
-		}
-		if n.text == "-0" {
-			return append(out, '0'), nil
-		}
-		return append(out, n.text...), nil
-	case kindArray:
-		out = append(out, '[')
-		for i := range n.elems {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendReceipt(out, &n.elems[i]); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, ']'), nil
-	default: // kindObject
-		// Byte order of valid UTF-8 is code point order.
-		slices.SortFunc(n.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
-		out = append(out, '{')
-		for i := range n.members {
-			m := &n.members[i]
-			if i > 0 {
-				if n.members[i-1].key == m.key {
-					return nil, invalidf("duplicate object key %q", m.key)
-				}
-				out = append(out, ',')
-			}
-			out = appendASCIIString(out, m.key)
-			out = append(out, ':')
-			var err error
-			if out, err = appendReceipt(out, &m.val); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, '}'), nil
+// appendReceiptNumber appends an integer as its exact decimal digits; the receipt form
+// has no other numbers.
+func appendReceiptNumber(out []byte, n *node) ([]byte, error) {
+	if !n.integer {
+		return nil, invalidf("number %s is not an integer; the receipt form has integers only", abbreviate(n.text))
 	}
+	if n.text == "-0" {
+		return append(out, '0'), nil
+	}
+	return append(out, n.text...), nil
 }
 
 // appendASCIIString escapes as Python's json module does with ensure_ascii=True: printable
