@@ -44,6 +44,15 @@ type ExportHeader struct {
 	EntriesRoot    string `json:"entries_root"` // RFC 6962 root over the exported entries' leaves
 }
 
+// SignedHeader is an export's header as read: its members, its signature, and the exact
+// bytes the signature covers.
+type SignedHeader struct {
+	Header    ExportHeader
+	Signature EnvelopeSignature
+	// Signed is the RFC 8785 JSON of the header members: what Signature.Value signs.
+	Signed []byte
+}
+
 // EnvelopeSignature is an export's signature member.
 type EnvelopeSignature struct {
 	Algorithm string `json:"algorithm"`  // "Ed25519"
@@ -240,7 +249,7 @@ var headerMembers = []string{
 // decodeHeader decodes an export's top-level members (all but entries) strictly: every
 // header member and the signature present, nothing else. It returns the bytes the
 // envelope signature covers.
-func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, error) {
+func decodeHeader(members []member) (*SignedHeader, error) {
 	var sigRaw json.RawMessage
 	obj := []byte{'{'}
 	found := 0
@@ -250,7 +259,7 @@ func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, 
 			sigRaw = m.raw
 			continue
 		case !slices.Contains(headerMembers, m.key):
-			return nil, nil, nil, fmt.Errorf("%w: unknown member %q", ErrMalformed, m.key)
+			return nil, fmt.Errorf("%w: unknown member %q", ErrMalformed, m.key)
 		}
 		found++
 		if len(obj) > 1 {
@@ -262,29 +271,30 @@ func decodeHeader(members []member) (*ExportHeader, *EnvelopeSignature, []byte, 
 	}
 	obj = append(obj, '}')
 	if found != len(headerMembers) {
-		return nil, nil, nil, fmt.Errorf("%w: header has %d of its %d members (%s)", ErrMalformed, found, len(headerMembers), strings.Join(headerMembers, ", "))
+		return nil, fmt.Errorf("%w: header has %d of its %d members (%s)", ErrMalformed, found, len(headerMembers), strings.Join(headerMembers, ", "))
 	}
 	if sigRaw == nil {
-		return nil, nil, nil, fmt.Errorf("%w: export has no signature", ErrMalformed)
+		return nil, fmt.Errorf("%w: export has no signature", ErrMalformed)
 	}
-	h := &ExportHeader{}
+	sh := &SignedHeader{}
+	h := &sh.Header
 	if err := json.Unmarshal(obj, h); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
 	if err := h.checkShape(); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
-	sig := &EnvelopeSignature{}
+	sig := &sh.Signature
 	dec := json.NewDecoder(bytes.NewReader(sigRaw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(sig); err != nil || sig.Algorithm == "" || sig.PublicKey == "" || sig.Value == "" {
-		return nil, nil, nil, fmt.Errorf("%w: signature must be an object of algorithm, public_key and value", ErrMalformed)
+		return nil, fmt.Errorf("%w: signature must be an object of algorithm, public_key and value", ErrMalformed)
 	}
-	signed, err := canonical.Transform(obj)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
+	var err error
+	if sh.Signed, err = canonical.Transform(obj); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
-	return h, sig, signed, nil
+	return sh, nil
 }
 
 func (h *ExportHeader) checkShape() error {

@@ -32,7 +32,7 @@ type member struct {
 // ExportReader reads a cairn-chain-v2 export as a stream: entries one at a time, and the
 // header members wherever they stand in the object. It holds one entry at a time.
 //
-// Call Next until it returns io.EOF, then Members. The reader checks JSON syntax and the
+// Call Next until it returns io.EOF, then Header. The reader checks JSON syntax and the
 // shape of each entry; it verifies nothing (see VerifyExport).
 type ExportReader struct {
 	lx         lexer
@@ -99,13 +99,13 @@ func (x *ExportReader) Next(e *Entry) error {
 	}
 }
 
-// Members returns the export's top-level members other than entries, in the order they
-// appeared, once Next has returned io.EOF.
-func (x *ExportReader) Members() ([]member, error) {
+// Header decodes and returns the export's header and signature, once Next has returned
+// io.EOF. It checks their shape (see VerifyExport for what is verified).
+func (x *ExportReader) Header() (*SignedHeader, error) {
 	if x.state != stateDone {
 		return nil, fmt.Errorf("%w: export not read to its end", ErrMalformed)
 	}
-	return x.members, nil
+	return decodeHeader(x.members)
 }
 
 // HasEntries reports whether the export had an entries member (even an empty one).

@@ -77,14 +77,11 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 			return nil, err
 		}
 	}
-	members, err := x.Members()
+	sh, err := x.Header()
 	if err != nil {
 		return nil, err
 	}
-	h, sig, signed, err := decodeHeader(members)
-	if err != nil {
-		return nil, err
-	}
+	h := &sh.Header
 	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil}
 	if x.HasEntries() && v.span.count == 0 {
 		return report, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"}
@@ -98,7 +95,7 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 			return report, &MismatchError{Field: "chain_signature", Want: want, Got: h.ChainSignature}
 		}
 	}
-	signer, err := verifyEnvelope(sig, signed)
+	signer, err := verifyEnvelope(&sh.Signature, sh.Signed)
 	if err != nil {
 		return report, err
 	}
