@@ -15,21 +15,6 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
 )
 
-// rekordEdit decodes body, applies edit and encodes it again.
-func rekordEdit(tb testing.TB, body []byte, edit func(m map[string]any)) []byte {
-	tb.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		tb.Fatal(err)
-	}
-	edit(m)
-	out, err := json.Marshal(m)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
 // rekordAt returns the object at the dotted path below m.
 func rekordAt(m map[string]any, path string) map[string]any {
 	for _, p := range strings.Split(path, ".") {
@@ -98,7 +83,7 @@ func TestHashedRekordLiteral(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := rekordEdit(t, body, func(m map[string]any) { rekordAt(m, "spec.signature")["content"] = "SIG" })
+	got := editJSON(t, body, func(m map[string]any) { rekordAt(m, "spec.signature")["content"] = "SIG" })
 	want := `{"apiVersion":"0.0.1","kind":"hashedrekord","spec":{"data":{"hash":{"algorithm":"sha512",` +
 		`"value":"9b71d224bd62f3785d96d46ad3ea3d73319bfbc2890caadae2dff72519673ca72323c3d99ba5c11d7c7acc6e14b8c5da0c4663475c2e5c3adef46f73bcdec043"}},` +
 		`"signature":{"content":"SIG","publicKey":{"content":"LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0KTUNvd0JRWURLMlZ3QXlFQUE2RUh2L1BPRUw0ZGNOMFk1MHZBbVdmazFqQ2JwUTFmSGR5R1pCSlZNYmc9Ci0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLQo="}}}}`
@@ -132,12 +117,12 @@ func TestVerifyHashedRekordRejects(t *testing.T) {
 	otherDigest := sha512.Sum512([]byte("other"))
 	otherPEM, _ := MarshalPublicKeyPEM(rcptPub(2))
 	set := func(path, member string, v any) []byte {
-		return rekordEdit(t, body, func(m map[string]any) { rekordAt(m, path)[member] = v })
+		return editJSON(t, body, func(m map[string]any) { rekordAt(m, path)[member] = v })
 	}
 	del := func(path, member string) []byte {
-		return rekordEdit(t, body, func(m map[string]any) { delete(rekordAt(m, path), member) })
+		return editJSON(t, body, func(m map[string]any) { delete(rekordAt(m, path), member) })
 	}
-	flipped := rekordEdit(t, body, func(m map[string]any) {
+	flipped := editJSON(t, body, func(m map[string]any) {
 		s := rekordAt(m, "spec.signature")
 		sig, _ := base64.StdEncoding.DecodeString(s["content"].(string))
 		sig[10] ^= 0x80

@@ -40,23 +40,6 @@ func rcptSigned(tb testing.TB, n int, key ed25519.PrivateKey) []byte {
 	return raw
 }
 
-// rcptEdit decodes raw, applies edit and encodes it again.
-func rcptEdit(tb testing.TB, raw []byte, edit func(m map[string]any)) []byte {
-	tb.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		tb.Fatal(err)
-	}
-	edit(m)
-	out, err := json.Marshal(m)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
 func rcptParticipant(m map[string]any, i int) map[string]any {
 	return m["participating_operators"].([]any)[i].(map[string]any)
 }
@@ -81,9 +64,9 @@ func TestReceiptRoundTrip(t *testing.T) {
 	}{
 		"as signed":       {raw, "no log entry yet"},
 		"compacted":       {compact.Bytes(), "no log entry yet"},
-		"members sorted":  {rcptEdit(t, raw, func(map[string]any) {}), "no log entry yet"},
+		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
 		"logged":          {loggedRaw, "no log entry yet"},
-		"tlog_entry kept": {rcptEdit(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified by this version"},
+		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified by this version"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
@@ -119,7 +102,7 @@ func TestVerifyReceiptRejects(t *testing.T) {
 	key, other := rcptKey(1), rcptKey(2)
 	raw := rcptSigned(t, 3, key)
 	otherPEM, _ := MarshalPublicKeyPEM(rcptPub(2))
-	edit := func(f func(m map[string]any)) []byte { return rcptEdit(t, raw, f) }
+	edit := func(f func(m map[string]any)) []byte { return editJSON(t, raw, f) }
 	cases := map[string]struct {
 		raw     []byte
 		trusted ed25519.PublicKey
@@ -171,7 +154,7 @@ func TestVerifyReceiptRejects(t *testing.T) {
 }
 
 func rcptFlipSignature(tb testing.TB, raw []byte, i int) []byte {
-	return rcptEdit(tb, raw, func(m map[string]any) {
+	return editJSON(tb, raw, func(m map[string]any) {
 		sig, _ := base64.StdEncoding.DecodeString(m["federation_signature"].(string))
 		sig[i] ^= 0x01
 		m["federation_signature"] = base64.StdEncoding.EncodeToString(sig)
@@ -181,12 +164,12 @@ func rcptFlipSignature(tb testing.TB, raw []byte, i int) []byte {
 func TestVerifyReceiptMalformed(t *testing.T) {
 	raw := rcptSigned(t, 3, rcptKey(1))
 	set := func(member string, v any) []byte {
-		return rcptEdit(t, raw, func(m map[string]any) { m[member] = v })
+		return editJSON(t, raw, func(m map[string]any) { m[member] = v })
 	}
 	setP := func(member string, v any) []byte {
-		return rcptEdit(t, raw, func(m map[string]any) { rcptParticipant(m, 1)[member] = v })
+		return editJSON(t, raw, func(m map[string]any) { rcptParticipant(m, 1)[member] = v })
 	}
-	sorted := string(rcptEdit(t, raw, func(map[string]any) {}))
+	sorted := string(editJSON(t, raw, func(map[string]any) {}))
 	cases := map[string][]byte{
 		"truncated":               raw[:len(raw)/2],
 		"empty":                   nil,
@@ -228,9 +211,9 @@ func TestVerifyReceiptMalformed(t *testing.T) {
 	}
 	cases["duplicate in participant"] = []byte(strings.Replace(sorted, `"operator_id":`, `"operator_id":"op_0000000000000000","operator_id":`, 1))
 	for _, member := range []string{"anchor_id", "anchored_at", "cross_anchor_hash", "participating_operators", "tlog_log_index", "tlog_url", "federation_public_key_pem", "federation_signature"} {
-		cases["missing "+member] = rcptEdit(t, raw, func(m map[string]any) { delete(m, member) })
+		cases["missing "+member] = editJSON(t, raw, func(m map[string]any) { delete(m, member) })
 	}
-	cases["participant missing chain_signature"] = rcptEdit(t, raw, func(m map[string]any) { delete(rcptParticipant(m, 0), "chain_signature") })
+	cases["participant missing chain_signature"] = editJSON(t, raw, func(m map[string]any) { delete(rcptParticipant(m, 0), "chain_signature") })
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
 			rep, err := VerifyReceipt(in, rcptPub(1))
@@ -360,8 +343,8 @@ func TestReceiptPayloadDropsOnlySignatureAndEntry(t *testing.T) {
 func FuzzVerifyReceipt(f *testing.F) {
 	raw := rcptSigned(f, 2, rcptKey(1))
 	f.Add(raw)
-	f.Add(rcptEdit(f, raw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"a": []any{1, "x"}} }))
-	f.Add(rcptEdit(f, raw, func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }))
+	f.Add(editJSON(f, raw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"a": []any{1, "x"}} }))
+	f.Add(editJSON(f, raw, func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }))
 	f.Add([]byte(`{"anchor_id":1}`))
 	trusted := rcptPub(1)
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -41,15 +41,18 @@ func testReceipt(tb testing.TB, key ed25519.PrivateKey, change func(*Receipt)) [
 	return raw
 }
 
-// editJSON changes a signed receipt's JSON after signing, as a tamperer would.
+// editJSON decodes a JSON object, lets edit change it and encodes it again, as a
+// tamperer would change a signed document. Numbers keep their exact digits.
 func editJSON(tb testing.TB, raw []byte, edit func(map[string]any)) []byte {
 	tb.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := dec.Decode(&m); err != nil {
 		tb.Fatal(err)
 	}
 	edit(m)
-	out, err := json.MarshalIndent(m, "", "  ")
+	out, err := json.Marshal(m)
 	if err != nil {
 		tb.Fatal(err)
 	}
