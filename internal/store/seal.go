@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// insertRows is how many rows one INSERT statement writes, and the size of the chunks
+// Seal seals in parallel: fewer statements cost less per row, and 100 rows of 10 columns
+// stay far below SQLite's limit on bound parameters.
+const insertRows = 100
+
+// Seal appends bodies to the chain as consecutive entries and returns them, in one
+// transaction begun with BEGIN IMMEDIATE: it takes SQLite's write lock, reads the last row,
+// and inserts the entries after it, so writers in several processes cannot fork the chain.
+// Either every body is sealed or none is.
+//
+// The costly part of sealing, canonical JSON and its hash (protocol.NewEntry), runs on all
+// cores, chunk by chunk, while the transaction links and inserts the chunks already done.
+//
+// A body that would make an entry the protocol refuses (trace_id not 32 lowercase hex,
+// a negative start time, invalid UTF-8, ...) fails the whole call with an error wrapping
+// protocol.ErrMalformed and naming the first such body's index.
+func (s *Store) Seal(ctx context.Context, bodies []protocol.SpanBody) ([]*protocol.Entry, error) {
+	if s.secret == nil {
+		return nil, ErrNoSecret
+	}
+	if len(bodies) == 0 {
+		return nil, nil
+	}
+	p := s.prepare(bodies)
+	defer p.stop.Store(true)
+	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: see openDB's txlock
+	if err != nil {
+		return nil, fmt.Errorf("seal: begin: %w", err)
+	}
+	if err := s.appendEntries(ctx, tx, p); err != nil {
+		return nil, errors.Join(fmt.Errorf("seal: %w", err), rollback(tx))
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("seal: commit: %w", err)
+	}
+	return p.entries, nil
+}
+
+func rollback(tx *sql.Tx) error {
+	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return nil
+}
+
+// prepared is a batch of entries being sealed in chunks of insertRows by prepare's workers.
+type prepared struct {
+	entries []*protocol.Entry
+	errs    []error         // errs[i] is the first error in chunk i
+	done    []chan struct{} // done[i] is closed when chunk i is sealed
+	stop    atomic.Bool     // set when Seal returns: chunks not started are skipped
+}
+
+// chunk returns the entries of chunk i once they are sealed.
+func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) {
+	select {
+	case <-p.done[i]:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return p.entries[i*insertRows : min((i+1)*insertRows, len(p.entries))], p.errs[i]
+}
+
+// prepare starts sealing bodies with protocol.NewEntry and checking each with
+// protocol.CheckEntry, on all cores, chunks in order. The entries are sealed as if they
+// began the chain; appendEntries gives them their place.
+func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
+	n := (len(bodies) + insertRows - 1) / insertRows
+	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), errs: make([]error, n), done: make([]chan struct{}, n)}
+	for i := range p.done {
+		p.done[i] = make(chan struct{})
+	}
+	var next atomic.Int64
+	for range min(runtime.GOMAXPROCS(0), n) {
+		go func() {
+			for c := int(next.Add(1) - 1); c < n; c = int(next.Add(1) - 1) {
+				for i := c * insertRows; i < min((c+1)*insertRows, len(bodies)) && !p.stop.Load(); i++ {
+					e, err := protocol.NewEntry(s.secret, 1, protocol.GenesisPrevHash, bodies[i])
+					if err == nil {
+						err = protocol.CheckEntry(e, nil)
+					}
+					if err != nil {
+						p.errs[c] = fmt.Errorf("body %d: %w", i, err)
+						break
+					}
+					p.entries[i] = e
+				}
+				close(p.done[c])
+			}
+		}()
+	}
+	return p
+}
+
+// appendEntries reads the last row, then links each chunk of entries after it and inserts
+// it as soon as it is sealed.
+func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared) error {
+	var last int64
+	prev := protocol.GenesisPrevHash
+	err := tx.QueryRowContext(ctx, `SELECT seq, hmac_hash FROM chain ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read last entry: %w", err)
+	}
+	var stmt *sql.Stmt
+	args := make([]any, 0, insertRows*10)
+	for c := range p.done {
+		chunk, err := p.chunk(ctx, c)
+		if err != nil {
+			return err
+		}
+		args = args[:0]
+		for _, e := range chunk {
+			e.Seq = last + 1
+			e.PrevHash = prev
+			e.HMACHash = protocol.EntryHMAC(s.secret, prev, e.CanonicalHash)
+			ts, err := strconv.ParseInt(e.TimestampNS, 10, 64)
+			if err != nil {
+				return fmt.Errorf("entry seq %d: timestamp_ns: %w", e.Seq, err)
+			}
+			args = append(args, e.Seq, ts, e.TraceID, e.SpanID, e.SpanName, e.SpanKind,
+				e.CanonicalBody, e.CanonicalHash, e.PrevHash, e.HMACHash)
+			last, prev = e.Seq, e.HMACHash
+		}
+		if c == 0 {
+			// Its prev_hash is the last row's hmac_hash: refuse to build on one that is
+			// not of its shape.
+			if err := protocol.CheckEntry(chunk[0], nil); err != nil {
+				return fmt.Errorf("the chain's last entry cannot be built on: %w", err)
+			}
+		}
+		if stmt == nil || len(chunk) < insertRows {
+			if stmt, err = tx.PrepareContext(ctx, insertSQL(len(chunk))); err != nil {
+				return fmt.Errorf("prepare insert: %w", err)
+			}
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("insert entries %d-%d: %w", chunk[0].Seq, last, err)
+		}
+	}
+	return nil
+}
+
+// insertSQL is an INSERT of n rows.
+func insertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO chain (" + columns + ") VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?,?,?,?,?,?,?,?,?,?)")
+	}
+	return b.String()
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Stats describes the chain as stored.
+type Stats struct {
+	// Entries is the number of rows; FirstSeq and LastSeq are the lowest and highest seq
+	// (all 0 for an empty chain). An unbroken chain has Entries == LastSeq and FirstSeq 1.
+	Entries, FirstSeq, LastSeq int64
+	// LastHMACHash is the hmac_hash of row LastSeq.
+	LastHMACHash string
+	// FirstTimestampNS and LastTimestampNS are the timestamp_ns of rows FirstSeq and LastSeq.
+	FirstTimestampNS, LastTimestampNS int64
+	// FileBytes is the size of the database file plus its write-ahead log.
+	FileBytes int64
+}
+
+// Stats reads the chain's size and ends in one read transaction. Counting the rows reads
+// every page of the table, so it takes time in proportion to the chain's size (see
+// docs/BENCHMARKS.md).
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	err = tx.QueryRowContext(ctx, `SELECT count(*), coalesce(min(seq), 0), coalesce(max(seq), 0) FROM chain`).
+		Scan(&st.Entries, &st.FirstSeq, &st.LastSeq)
+	if err != nil {
+		return st, fmt.Errorf("chain stats: %w", err)
+	}
+	if st.Entries > 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT timestamp_ns FROM chain WHERE seq = ?`, st.FirstSeq).Scan(&st.FirstTimestampNS); err != nil {
+			return st, fmt.Errorf("chain stats: %w", err)
+		}
+		err := tx.QueryRowContext(ctx, `SELECT timestamp_ns, hmac_hash FROM chain WHERE seq = ?`, st.LastSeq).Scan(&st.LastTimestampNS, &st.LastHMACHash)
+		if err != nil {
+			return st, fmt.Errorf("chain stats: %w", err)
+		}
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return st, fmt.Errorf("chain stats: %w", err)
+		}
+		st.FileBytes += fi.Size()
+	}
+	return st, nil
+}

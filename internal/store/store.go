@@ -1,0 +1,156 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+
+	// The cgo-free SQLite driver, registered as "sqlite".
+	_ "modernc.org/sqlite"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// ErrNoSecret is returned by Seal and Export on a store opened without a secret.
+var ErrNoSecret = errors.New("store opened without the chain's HMAC secret")
+
+// ErrWrongSecret means the secret does not match the chain: the first entry checked fails
+// its HMAC although its body and link are intact, and its neighbours say the same (see
+// Verify). The error also wraps the *protocol.EntryError of that entry.
+var ErrWrongSecret = errors.New("the HMAC secret does not match the chain")
+
+// schema creates the chain table. seq is the rowid, so rows are stored in seq order and
+// read back in it without an index.
+const schema = `CREATE TABLE IF NOT EXISTS chain (
+	seq            INTEGER PRIMARY KEY,
+	timestamp_ns   INTEGER NOT NULL,
+	trace_id       TEXT NOT NULL,
+	span_id        TEXT NOT NULL,
+	span_name      TEXT NOT NULL,
+	span_kind      TEXT NOT NULL,
+	canonical_body BLOB NOT NULL,
+	canonical_hash TEXT NOT NULL,
+	prev_hash      TEXT NOT NULL,
+	hmac_hash      TEXT NOT NULL
+) STRICT`
+
+// columns are the chain's columns in the order every query selects them.
+const columns = `seq, timestamp_ns, trace_id, span_id, span_name, span_kind, canonical_body, canonical_hash, prev_hash, hmac_hash`
+
+// Store is an operator's chain in a SQLite file. Its methods may be called from several
+// goroutines.
+type Store struct {
+	path   string
+	secret []byte  // nil: read-only, no HMAC checks
+	read   *sql.DB // Verify, Export, Stats
+	write  *sql.DB // Seal: one connection whose transactions begin IMMEDIATE; nil when read-only
+}
+
+// Open opens or creates the chain at path. secret is the chain's HMAC key (at least
+// protocol.MinSecretBytes), or nil to open an existing chain read-only: Verify then skips
+// the HMACs, and Seal and Export fail with ErrNoSecret. See the package documentation for
+// the SQLite settings.
+func Open(path string, secret []byte) (*Store, error) {
+	if secret != nil && len(secret) < protocol.MinSecretBytes {
+		return nil, fmt.Errorf("chain secret is %d bytes, want at least %d", len(secret), protocol.MinSecretBytes)
+	}
+	s := &Store{path: path, secret: bytes.Clone(secret)}
+	if secret == nil {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("open chain read-only: %w", err)
+		}
+	} else {
+		// Create the file ourselves so that it gets mode 0600; SQLite would use 0644.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open chain: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("open chain: %w", err)
+		}
+	}
+	var err error
+	if s.read, err = openDB(path, secret == nil, ""); err != nil {
+		return nil, err
+	}
+	if secret != nil {
+		if s.write, err = openDB(path, false, "immediate"); err != nil {
+			return nil, errors.Join(err, s.read.Close())
+		}
+		// One writer connection: Seals in this process queue here rather than in SQLite's
+		// busy handler. Other processes are kept out by the write lock.
+		s.write.SetMaxOpenConns(1)
+		if _, err := s.write.Exec(schema); err != nil {
+			return nil, errors.Join(fmt.Errorf("create chain table in %s: %w", path, err), s.Close())
+		}
+	}
+	var n int
+	if err := s.read.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'chain'`).Scan(&n); err != nil {
+		return nil, errors.Join(fmt.Errorf("open chain %s: %w", path, err), s.Close())
+	}
+	if n != 1 {
+		return nil, errors.Join(fmt.Errorf("%s has no chain table", path), s.Close())
+	}
+	return s, nil
+}
+
+// openDB opens a connection pool on path. readOnly opens with mode=ro; txlock sets how
+// transactions begin ("" for SQLite's default, DEFERRED).
+func openDB(path string, readOnly bool, txlock string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
+	if txlock != "" {
+		q.Set("_txlock", txlock)
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open chain %s: %w", path, err)
+	}
+	// Check now that the file opens and the settings apply, rather than at first use.
+	if err := db.Ping(); err != nil {
+		return nil, errors.Join(fmt.Errorf("open chain %s: %w", path, err), db.Close())
+	}
+	return db, nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	var errs []error
+	if s.write != nil {
+		errs = append(errs, s.write.Close())
+	}
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// readTx begins a read transaction: every query in it sees the same snapshot of the chain.
+func (s *Store) readTx(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.read.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read chain %s: %w", s.path, err)
+	}
+	return tx, nil
+}
+
+// lastSeq returns the highest seq in the chain, 0 when it is empty.
+func lastSeq(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM chain`).Scan(&last); err != nil {
+		return 0, fmt.Errorf("read chain: %w", err)
+	}
+	return last.Int64, nil
+}

@@ -1,0 +1,42 @@
+package protocol
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+)
+
+// CheckEntry checks everything about one entry that needs no other entry, with the
+// checks and reasons VerifyExport uses, in its order: the entry's shape
+// (ReasonMalformed), SHA-256 of the body against canonical_hash (ReasonBodyHash), the
+// columns against the body's members (ReasonColumn), and, when mac is not nil, hmac_hash
+// (ReasonHMAC). Failures are an *EntryError.
+//
+// mac must be HMAC-SHA256 keyed with the chain secret (hmac.New(sha256.New, secret)); it
+// is reset before use, so one can serve many calls, but not concurrent ones.
+//
+// The caller must still check seq and prev_hash against the previous entry. VerifyExport
+// does that between the shape check and the body hash check.
+func CheckEntry(e *Entry, mac hash.Hash) error {
+	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
+	if err := e.checkShape(); err != nil {
+		return fail(ReasonMalformed, fmt.Errorf("%w: %w", ErrMalformed, err))
+	}
+	sum := sha256.Sum256(e.CanonicalBody)
+	var want [64]byte
+	hex.Encode(want[:], sum[:])
+	if string(want[:]) != e.CanonicalHash {
+		return fail(ReasonBodyHash, &MismatchError{Field: "canonical_hash", Want: string(want[:]), Got: e.CanonicalHash})
+	}
+	if err := checkColumns(e); err != nil {
+		return fail(ReasonColumn, err)
+	}
+	if mac != nil {
+		if got := entryHMAC(mac, e.PrevHash, e.CanonicalHash); !hmac.Equal([]byte(got), []byte(e.HMACHash)) {
+			return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Want: got, Got: e.HMACHash})
+		}
+	}
+	return nil
+}
