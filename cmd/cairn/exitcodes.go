@@ -31,11 +31,14 @@ func (e usageError) Unwrap() error { return e.err }
 // exitCode maps an error returned by a command to the process's exit code.
 func exitCode(err error) int {
 	var usage usageError
+	var entry *protocol.EntryError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &usage):
 		return ExitUsage
+	case errors.As(err, &entry): // a chain entry that fails verification, however malformed
+		return ExitMismatch
 	case errors.Is(err, protocol.ErrMalformed):
 		return ExitError
 	case errors.Is(err, protocol.ErrMismatch), errors.Is(err, protocol.ErrSignature),

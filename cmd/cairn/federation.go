@@ -152,18 +152,14 @@ func printChecks(w io.Writer, res verifyResult) error {
 	return err
 }
 
-// readInput reads a file, or standard input for "-".
+// readInput reads a file, or standard input for "-", up to 16 MiB.
 func readInput(stdin io.Reader, path string) ([]byte, error) {
 	const limit = 16 << 20
-	r := stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = f.Close() }()
-		r = f
+	r, closeR, err := openInput(stdin, path)
+	if err != nil {
+		return nil, err
 	}
+	defer closeR()
 	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err

@@ -39,7 +39,8 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().AddGoFlagSet(goFlags)
-	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand())
+	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
+		newChainCommand(), newExportCommand(), newVerifyExportCommand())
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	defaultHelp := root.HelpFunc()

@@ -32,6 +32,9 @@ var Vars = []Var{
 	{Name: "CAIRN_LEADER_ELECT", Flag: "leader-elect", Description: "elect one active manager among replicas"},
 	{Name: "CAIRN_LEADER_ELECTION_NAMESPACE", Flag: "leader-election-namespace", Description: "namespace of the leader election Lease"},
 	{Name: "CAIRN_DEV_DIR", Flag: "dir", Description: "state directory of cairn dev (etcd data, kubeconfig)"},
+	{Name: "CAIRN_DB_PATH", Flag: "db", Description: "path of the chain's SQLite file"},
+	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},
+	{Name: "CAIRN_HMAC_SECRET_FILE", Flag: "secret-file", Description: "file holding the chain's HMAC secret in hex"},
 	{Name: "KUBEBUILDER_ASSETS", Flag: "assets", Description: "directory holding kube-apiserver, etcd and kubectl (hack/setup-envtest.sh prints it)"},
 }
 

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+const testSecretHex = "5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c"
+
+// spansFile writes n spans as JSON Lines, times as strings and as numbers alternately.
+func spansFile(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		start := fmt.Sprintf("%d", 1795262400000000000+int64(i)*1e9)
+		if i%2 == 0 {
+			start = `"` + start + `"`
+		}
+		fmt.Fprintf(&b, `{"name":"chat gpt-4o","kind":"client","attributes":{"gen_ai.request.model":"gpt-4o","n":%d},`+
+			`"status_code":"OK","status_description":"","start_time_ns":%s,"end_time_ns":"1795262499000000000",`+
+			`"trace_id":"%032x","span_id":"%016x"}`+"\n", i, start, i, i)
+	}
+	path := filepath.Join(dir, "spans.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestChainCommands(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	chain := func(args ...string) (string, int) {
+		t.Helper()
+		out, err := runCairn(t, append(args, "--db", db, "--secret-hex", testSecretHex)...)
+		return out, exitCode(err)
+	}
+
+	if out, code := chain("chain", "seal", "--file", spansFile(t, dir, 25)); code != ExitOK || !strings.Contains(out, "sealed 25 spans") {
+		t.Fatalf("seal: exit %d\n%s", code, out)
+	}
+	if out, code := chain("chain", "stats"); code != ExitOK || !strings.Contains(out, "entries         25") {
+		t.Fatalf("stats: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"chain", "verify"}, {"chain", "verify", "--full"}, {"chain", "verify", "--full", "--range", "5:9"}} {
+		if out, code := chain(args...); code != ExitOK || !strings.Contains(out, "valid") {
+			t.Fatalf("%v: exit %d\n%s", args, code, out)
+		}
+	}
+
+	// Export, then verify the export with the public key, the secret and neither.
+	keys := filepath.Join(dir, "keys")
+	if _, err := runCairn(t, "keygen", "--output-dir", keys); err != nil {
+		t.Fatal(err)
+	}
+	export := filepath.Join(dir, "export.json")
+	if out, code := chain("export", "--sign-key", filepath.Join(keys, "private.pem"), "--after-seq", "10", "--output", export); code != ExitOK {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	pub := filepath.Join(keys, "public.pem")
+	verify := map[string]struct {
+		args []string
+		want int
+	}{
+		"public key":    {[]string{"verify-export", export, "--public-key", pub}, ExitOK},
+		"secret":        {[]string{"verify-export", export, "--secret-hex", testSecretHex}, ExitOK},
+		"no trust":      {[]string{"verify-export", export}, ExitMismatch},
+		"wrong secret":  {[]string{"verify-export", export, "--secret-hex", strings.Repeat("ab", 32)}, ExitMismatch},
+		"missing file":  {[]string{"verify-export", filepath.Join(dir, "nope.json"), "--public-key", pub}, ExitError},
+		"not an export": {[]string{"verify-export", db, "--public-key", pub}, ExitError},
+		"no file given": {[]string{"verify-export"}, ExitUsage},
+		"short secret":  {[]string{"verify-export", export, "--secret-hex", "abcd"}, ExitUsage},
+	}
+	for name, tc := range verify {
+		t.Run(name, func(t *testing.T) {
+			out, err := runCairn(t, tc.args...)
+			if got := exitCode(err); got != tc.want {
+				t.Errorf("exit %d, want %d (%v)\n%s", got, tc.want, err, out)
+			}
+		})
+	}
+
+	// A flipped byte in a stored column is found with its seq.
+	sqlDB, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlDB.Exec(`UPDATE chain SET span_name = 'chat gpt-4O' WHERE seq = 7`); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlDB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCairn(t, "chain", "verify", "--full", "--db", db, "--secret-hex", testSecretHex)
+	if exitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "seq 7") {
+		t.Fatalf("verify of a tampered chain: exit %d, %v", exitCode(err), err)
+	}
+
+	for _, args := range [][]string{{"chain", "verify", "--range", "9:5"}, {"chain", "verify", "--range", "x"}, {"export", "--output", export}} {
+		if _, code := chain(args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+}
+
+func TestChainSealRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"name\":\"x\",\"colour\":\"red\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCairn(t, "chain", "seal", "--file", bad, "--db", filepath.Join(dir, "c.db"), "--secret-hex", testSecretHex)
+	if exitCode(err) != ExitError || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("seal of a bad line: exit %d, %v", exitCode(err), err)
+	}
+	_, err = runCairn(t, "chain", "seal", "--file", bad, "--db", filepath.Join(dir, "c.db"))
+	if exitCode(err) != ExitUsage {
+		t.Fatalf("seal without a secret: exit %d, %v", exitCode(err), err)
+	}
+}
