@@ -122,6 +122,18 @@ func BenchmarkScan1M(b *testing.B) {
 	b.ReportMetric(benchRows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
+// BenchmarkStats1M reads the stats of the 1,000,000-entry chain; counting the rows reads
+// every page of the table.
+func BenchmarkStats1M(b *testing.B) {
+	s, _ := benchStore(b, nil)
+	for b.Loop() {
+		st, err := s.Stats(b.Context())
+		if err != nil || st.Entries != benchRows {
+			b.Fatalf("%+v, %v", st, err)
+		}
+	}
+}
+
 // bareScan reads every row of the chain at path and returns how long it took.
 func bareScan(b *testing.B, path string) time.Duration {
 	b.Helper()
