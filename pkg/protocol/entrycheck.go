@@ -17,8 +17,9 @@ import (
 // mac must be HMAC-SHA256 keyed with the chain secret (hmac.New(sha256.New, secret)); it
 // is reset before use, so one can serve many calls, but not concurrent ones.
 //
-// The caller must still check seq and prev_hash against the previous entry. VerifyExport
-// does that between the shape check and the body hash check.
+// The caller must still check seq and prev_hash against the previous entry; VerifyExport
+// does that first, so a changed prev_hash is reported as a broken link rather than as the
+// HMAC mismatch it also causes.
 func CheckEntry(e *Entry, mac hash.Hash) error {
 	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
 	if err := e.checkShape(); err != nil {

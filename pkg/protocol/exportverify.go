@@ -141,26 +141,11 @@ type entryVerifier struct {
 
 // add verifies e and folds it into the running Merkle root.
 func (v *entryVerifier) add(e *Entry) error {
-	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
-	if err := e.checkShape(); err != nil {
-		return fail(ReasonMalformed, fmt.Errorf("%w: %w", ErrMalformed, err))
-	}
 	if err := v.span.follows(e); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(e.CanonicalBody)
-	var want [64]byte
-	hex.Encode(want[:], sum[:])
-	if string(want[:]) != e.CanonicalHash {
-		return fail(ReasonBodyHash, &MismatchError{Field: "canonical_hash", Want: string(want[:]), Got: e.CanonicalHash})
-	}
-	if err := checkColumns(e); err != nil {
-		return fail(ReasonColumn, err)
-	}
-	if v.mac != nil {
-		if got := entryHMAC(v.mac, e.PrevHash, e.CanonicalHash); !hmac.Equal([]byte(got), []byte(e.HMACHash)) {
-			return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Want: got, Got: e.HMACHash})
-		}
+	if err := CheckEntry(e, v.mac); err != nil {
+		return err
 	}
 	v.leaf = appendLeaf(append(v.leaf[:0], rfc6962.RFC6962LeafHashPrefix), e)
 	v.leafHasher.Reset()

@@ -59,7 +59,7 @@ func readBodyColumns(body []byte) (bodyColumns, error) {
 	if err != nil {
 		return cols, err
 	}
-	if _, err := s.nonSpace(); err == nil {
+	if !s.atEnd() {
 		return cols, fmt.Errorf("%w: data after the body object", errSyntax)
 	}
 	for i, ok := range seen {
@@ -86,6 +86,16 @@ func (s *byteScanner) nonSpace() (byte, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: unexpected end", errSyntax)
+}
+
+// atEnd reports whether only whitespace is left.
+func (s *byteScanner) atEnd() bool {
+	for ; s.i < len(s.b); s.i++ {
+		if c := s.b[s.i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *byteScanner) expect(want byte) error {
