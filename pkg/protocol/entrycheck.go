@@ -34,10 +34,23 @@ func CheckEntry(e *Entry, mac hash.Hash) error {
 	if err := checkColumns(e); err != nil {
 		return fail(ReasonColumn, err)
 	}
-	if mac != nil {
-		if got := entryHMAC(mac, e.PrevHash, e.CanonicalHash); !hmac.Equal([]byte(got), []byte(e.HMACHash)) {
-			return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Want: got, Got: e.HMACHash})
-		}
+	if mac != nil && !hmacMatches(mac, e) {
+		return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Want: entryHMAC(mac, e.PrevHash, e.CanonicalHash), Got: e.HMACHash})
 	}
 	return nil
+}
+
+// hmacMatches recomputes e's HMAC with mac and compares it, in constant time, with
+// hmac_hash, without allocating. e's shape must have been checked.
+func hmacMatches(mac hash.Hash, e *Entry) bool {
+	var in [128]byte
+	n := copy(in[:], e.PrevHash)
+	n += copy(in[n:], e.CanonicalHash)
+	mac.Reset()
+	mac.Write(in[:n])
+	var sum, stated [sha256.Size]byte
+	if _, err := hex.Decode(stated[:], []byte(e.HMACHash)); err != nil {
+		return false
+	}
+	return hmac.Equal(mac.Sum(sum[:0]), stated[:])
 }
