@@ -208,10 +208,34 @@ func (s *byteScanner) skipValue(depth int) error {
 }
 
 func (s *byteScanner) skipContainer(open byte, depth int) error {
+	closer := byte(']')
 	if open == '{' {
-		return s.members(func([]byte) error { return s.skipValue(depth + 1) })
+		closer = '}'
 	}
-	return s.elements(func() error { return s.skipValue(depth + 1) })
+	s.i++ // the opening bracket
+	if c, err := s.nonSpace(); err != nil || c == closer {
+		s.i++
+		return err
+	}
+	for {
+		if open == '{' { // a key: skipped like any string, then its colon
+			if c, err := s.nonSpace(); err != nil || c != '"' {
+				return fmt.Errorf("%w: at byte %d: want a member name", errSyntax, s.i)
+			}
+			if err := s.skipString(); err != nil {
+				return err
+			}
+			if err := s.expect(':'); err != nil {
+				return err
+			}
+		}
+		if err := s.skipValue(depth + 1); err != nil {
+			return err
+		}
+		if done, err := s.separator(closer); done || err != nil {
+			return err
+		}
+	}
 }
 
 // members reads an object, calling member after each key and its colon; member must
@@ -236,25 +260,6 @@ func (s *byteScanner) members(member func(key []byte) error) error {
 			return err
 		}
 		if done, err := s.separator('}'); done || err != nil {
-			return err
-		}
-	}
-}
-
-// elements reads an array, calling element for each value; element must consume it.
-func (s *byteScanner) elements(element func() error) error {
-	if err := s.expect('['); err != nil {
-		return err
-	}
-	if c, err := s.nonSpace(); err != nil || c == ']' {
-		s.i++
-		return err
-	}
-	for {
-		if err := element(); err != nil {
-			return err
-		}
-		if done, err := s.separator(']'); done || err != nil {
 			return err
 		}
 	}
