@@ -2,14 +2,15 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,35 +48,59 @@ func assetsDir(t *testing.T) string {
 	return dir
 }
 
-func freeAddress(t *testing.T) string {
+// freeAddresses returns n distinct loopback addresses that were free a moment ago. The
+// listeners stay open until all n are chosen, so the kernel cannot hand one port out twice.
+func freeAddresses(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = l.Close() }()
+		addrs = append(addrs, l.Addr().String())
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	return addrs
 }
 
 // devProcess is a running `cairn dev`.
 type devProcess struct {
 	cmd    *exec.Cmd
 	stdout *bufio.Scanner
+	stderr *lockedBuffer
 	seen   []string
+}
+
+// lockedBuffer collects a process's log while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startDev runs `cairn dev` in workDir and waits until it prints a line containing until.
 func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProcess {
 	t.Helper()
+	addrs := freeAddresses(t, 2)
 	cmd := exec.CommandContext(ctx, cairnBin, "dev",
 		"--assets", assetsDir(t),
-		"--health-probe-bind-address", freeAddress(t),
-		"--metrics-bind-address", freeAddress(t))
+		"--health-probe-bind-address", addrs[0],
+		"--metrics-bind-address", addrs[1])
 	cmd.Dir = workDir
-	cmd.Stderr = io.Discard
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +108,11 @@ func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProc
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &devProcess{cmd: cmd, stdout: bufio.NewScanner(out)}
+	p := &devProcess{cmd: cmd, stdout: bufio.NewScanner(out), stderr: stderr}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if !p.waitFor(until) {
-		t.Fatalf("cairn dev ended before it printed %q; it printed:\n%s", until, strings.Join(p.seen, "\n"))
+		_ = cmd.Wait()
+		t.Fatalf("cairn dev ended before it printed %q; it printed:\n%s\nand logged:\n%s", until, strings.Join(p.seen, "\n"), stderr.String())
 	}
 	return p
 }

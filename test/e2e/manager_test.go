@@ -77,7 +77,8 @@ func TestManagerServesProbesMetricsAndLeadsThroughALease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, kubeconfig := startAPIServer(t)
-	probes, metrics := freeAddress(t), freeAddress(t)
+	addrs := freeAddresses(t, 2)
+	probes, metrics := addrs[0], addrs[1]
 
 	cmd := exec.CommandContext(ctx, cairnBin, "manager",
 		"--kubeconfig", kubeconfig,
