@@ -170,46 +170,12 @@ func appendLeafMembers(b []byte, e *Entry) []byte {
 	b = append(b, `,"span_id":"`...)
 	b = append(b, e.SpanID...)
 	b = append(b, `","span_kind":`...)
-	b = appendJCSString(b, e.SpanKind)
+	b = canonical.AppendString(b, e.SpanKind)
 	b = append(b, `,"span_name":`...)
-	b = appendJCSString(b, e.SpanName)
+	b = canonical.AppendString(b, e.SpanName)
 	b = append(b, `,"timestamp_ns":"`...)
 	b = append(b, e.TimestampNS...)
 	b = append(b, `","trace_id":"`...)
 	b = append(b, e.TraceID...)
 	return append(b, `"}`...)
-}
-
-// appendJCSString appends s as an RFC 8785 string: only '"', '\\' and control characters
-// are escaped. s must be valid UTF-8.
-func appendJCSString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -22,7 +22,7 @@ type form struct {
 
 // jcs is RFC 8785; receipt is the receipt payload form (Python's sorted json.dumps).
 var (
-	jcs     = form{str: appendJCSString, num: appendJCSNumber, compare: compareUTF16}
+	jcs     = form{str: AppendString, num: appendJCSNumber, compare: compareUTF16}
 	receipt = form{str: appendASCIIString, num: appendReceiptNumber, compare: strings.Compare} // code point order is UTF-8 byte order
 )
 
@@ -108,8 +108,9 @@ func firstUnit(r rune) rune {
 	return r
 }
 
-// appendJCSString escapes only what JSON requires and keeps all else as UTF-8.
-func appendJCSString(out []byte, s string) []byte {
+// AppendString appends s as an RFC 8785 string: only '"', '\\' and control characters
+// are escaped, everything else is kept as UTF-8. s must be valid UTF-8.
+func AppendString(out []byte, s string) []byte {
 	out = append(out, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
