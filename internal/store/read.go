@@ -33,19 +33,24 @@ const (
 // selectRows selects the rows lo <= seq <= hi in seq order.
 const selectRows = `SELECT ` + columns + ` FROM chain WHERE seq BETWEEN ? AND ? ORDER BY seq`
 
-// selectPacked selects the same rows as selectRows: the body, and every other column joined
-// into one text by packSep. Each column costs the driver three calls into SQLite, each
-// taking the connection's mutex, and that was most of the time spent reading: two columns
-// instead of ten read a row in about 60% of the time (see docs/BENCHMARKS.md).
+// selectPacked selects the same rows as selectRows as one text each: the nine other
+// columns and then the body, joined by packSep. Each column costs the driver three calls
+// into SQLite, each taking the connection's mutex, and an allocation: that was most of
+// the time spent reading, and one column instead of ten reads a row in about half the
+// time (see docs/BENCHMARKS.md).
 //
-// The joined text splits back into its columns without ambiguity when it holds exactly
-// eight separators, as then no column contains one. Any other row (a span name containing
-// U+001F, a column tampered with) is read again with selectRows.
-const selectPacked = `SELECT canonical_body, concat_ws(char(31), seq, timestamp_ns, trace_id, span_id, ` +
-	`span_name, span_kind, canonical_hash, prev_hash, hmac_hash) FROM chain WHERE seq BETWEEN ? AND ? ORDER BY seq`
+// The text splits back into its columns without ambiguity when it holds exactly nine
+// separators, as then no column contains one (a canonical body never does: JSON escapes
+// control characters). Any other row (a span name containing U+001F, a tampered column)
+// is read again with selectRows.
+const selectPacked = `SELECT concat_ws(char(31), seq, timestamp_ns, trace_id, span_id, span_name, ` +
+	`span_kind, canonical_hash, prev_hash, hmac_hash, canonical_body) FROM chain WHERE seq BETWEEN ? AND ? ORDER BY seq`
 
 // packSep separates the columns in selectPacked's text.
-const packSep = '\x1f'
+const packSep = "\x1f"
+
+// packedColumns is how many columns selectPacked joins.
+const packedColumns = 10
 
 // row is an entry as read and protocol.CheckEntry's verdict on it.
 type row struct {
@@ -163,28 +168,29 @@ func (p *pipeline) read(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 		return nil
 	}
 	var packed string
-	var body sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&body, &packed); err != nil {
+		if err := rows.Scan(&packed); err != nil {
 			return err
 		}
-		if len(b.rows) == batchRows || (len(b.rows) > 0 && len(body) > cap(b.bodies)-len(b.bodies)) {
+		if len(b.rows) == batchRows || (len(b.rows) > 0 && len(packed) > cap(b.bodies)-len(b.bodies)) {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		// The body is copied into the batch's buffer, which is reused with the batch,
-		// rather than into an allocation of its own.
-		start := len(b.bodies)
-		b.bodies = append(b.bodies, body...)
 		b.rows = append(b.rows, row{})
 		e := &b.rows[len(b.rows)-1].e
-		e.CanonicalBody = b.bodies[start:len(b.bodies):len(b.bodies)]
-		if !unpack(e, packed) {
+		// The body is copied into the batch's buffer, which is reused with the batch:
+		// CanonicalBody is a []byte, and the text is immutable.
+		start := len(b.bodies)
+		if body, ok := unpack(e, packed); ok {
+			b.bodies = append(b.bodies, body...)
+		} else {
 			if err := readRow(ctx, tx, e); err != nil {
 				return err
 			}
+			b.bodies = append(b.bodies, e.CanonicalBody...)
 		}
+		e.CanonicalBody = b.bodies[start:len(b.bodies):len(b.bodies)]
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -195,32 +201,29 @@ func (p *pipeline) read(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 	return nil
 }
 
-// unpack sets e's columns from selectPacked's text. It returns false, with only e.Seq set,
-// when the text does not split into exactly nine columns.
-func unpack(e *protocol.Entry, packed string) bool {
-	var f [9]string
+// unpack sets e's columns but the body from selectPacked's text, and returns the body. It
+// returns false, with at most e.Seq set, when the text does not split into exactly
+// packedColumns columns.
+func unpack(e *protocol.Entry, packed string) (body string, ok bool) {
+	if strings.Count(packed, packSep) != packedColumns-1 {
+		seq, _, _ := strings.Cut(packed, packSep)
+		e.Seq, _ = strconv.ParseInt(seq, 10, 64)
+		return "", false
+	}
+	var f [packedColumns]string
 	rest := packed
-	for i := range 8 {
-		j := strings.IndexByte(rest, packSep)
-		if j < 0 {
-			return false
-		}
-		f[i], rest = rest[:j], rest[j+1:]
-		if i == 0 {
-			var err error
-			if e.Seq, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-				return false
-			}
-		}
+	for i := range packedColumns - 1 {
+		f[i], rest, _ = strings.Cut(rest, packSep)
 	}
-	if strings.IndexByte(rest, packSep) >= 0 {
-		return false
+	f[packedColumns-1] = rest
+	var err error
+	if e.Seq, err = strconv.ParseInt(f[0], 10, 64); err != nil {
+		return "", false
 	}
-	f[8] = rest
 	// timestamp_ns is an INTEGER column (the table is STRICT): SQLite writes it in decimal.
 	e.TimestampNS, e.TraceID, e.SpanID, e.SpanName, e.SpanKind = f[1], f[2], f[3], f[4], f[5]
 	e.CanonicalHash, e.PrevHash, e.HMACHash = f[6], f[7], f[8]
-	return true
+	return f[9], true
 }
 
 // readRow reads row e.Seq again, column by column.

@@ -30,8 +30,11 @@ func TestRowsReadTheSlowWay(t *testing.T) {
 	}
 	// unpack refuses the rows with a separator in a column...
 	e := protocol.Entry{}
-	if unpack(&e, "6\x1f1\x1ft\x1fs\x1fa\x1fname\x1fk\x1fc\x1fp\x1fh") || e.Seq != 6 {
-		t.Errorf("unpack split a text with nine separators: %+v", e)
+	if _, ok := unpack(&e, "6\x1f1\x1ft\x1fs\x1fa\x1fname\x1fk\x1fc\x1fp\x1fh\x1f{}"); ok || e.Seq != 6 {
+		t.Errorf("unpack split a text with ten separators: %+v", e)
+	}
+	if body, ok := unpack(&e, "7\x1f1\x1ft\x1fs\x1fname\x1fk\x1fc\x1fp\x1fh\x1f{}"); !ok || body != "{}" || e.SpanName != "name" || e.HMACHash != "h" {
+		t.Errorf("unpack: %q, %v, %+v", body, ok, e)
 	}
 	// ...and they are read column by column.
 	for _, from := range []int64{0, 6, 100} {
