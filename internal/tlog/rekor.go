@@ -1,0 +1,305 @@
+package tlog
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// PublicRekorURL is the public Sigstore Rekor instance, the default log for production.
+const PublicRekorURL = "https://rekor.sigstore.dev"
+
+// RekorOptions configures a Rekor client.
+type RekorOptions struct {
+	// URL is the server's base URL; default PublicRekorURL.
+	URL string
+	// PublicKeyPEM pins the log's key (PKIX PEM, as the Federation spec holds it). Without
+	// it, the key is fetched once from /api/v1/log/publicKey.
+	PublicKeyPEM []byte
+	// Timeout bounds each HTTP request; default and minimum 30s, as a busy public log
+	// can be slow to answer.
+	Timeout time.Duration
+	// Attempts is how many times a request is tried while the log answers 429, 5xx or
+	// not at all; default 4. Waits double from Backoff (default 1s), or follow Retry-After.
+	Attempts int
+	Backoff  time.Duration
+	// HTTPClient, if set, sends the requests (its Timeout is left alone).
+	HTTPClient *http.Client
+}
+
+// Rekor is a client of a Sigstore Rekor v1 server.
+type Rekor struct {
+	base     *url.URL
+	http     *http.Client
+	attempts int
+	backoff  time.Duration
+
+	keyMu sync.Mutex
+	key   crypto.PublicKey // pinned or fetched; nil until known
+}
+
+// NewRekor returns a client for the server at o.URL.
+func NewRekor(o RekorOptions) (*Rekor, error) {
+	base, err := url.Parse(strings.TrimSuffix(cmp.Or(o.URL, PublicRekorURL), "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("rekor URL %q: want http(s)://host[:port]", o.URL)
+	}
+	r := &Rekor{base: base, http: o.HTTPClient, attempts: o.Attempts, backoff: o.Backoff}
+	if r.http == nil {
+		r.http = &http.Client{Timeout: max(o.Timeout, 30*time.Second)}
+	}
+	if r.attempts <= 0 {
+		r.attempts = 4
+	}
+	if r.backoff <= 0 {
+		r.backoff = time.Second
+	}
+	if o.PublicKeyPEM != nil {
+		if r.key, err = protocol.ParseLogPublicKeyPEM(o.PublicKeyPEM); err != nil {
+			return nil, fmt.Errorf("pinned rekor key: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// URL returns the server's base URL.
+func (r *Rekor) URL() string { return r.base.String() }
+
+// rekorEntries is Rekor's LogEntry: one entry under its UUID.
+type rekorEntries map[string]protocol.LogBundle
+
+// Upload records body (a hashedrekord, which is also Rekor's proposed entry) and returns
+// the entry, checked offline. "Already exists" (409) fetches the entry the log holds.
+func (r *Rekor) Upload(ctx context.Context, body []byte) (*Entry, error) {
+	resp, err := r.do(ctx, "upload", http.MethodPost, "/api/v1/log/entries", body)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	switch {
+	case resp.StatusCode == http.StatusCreated:
+		return r.decodeEntry(ctx, resp, body)
+	case resp.StatusCode == http.StatusConflict:
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return nil, &RefusedError{Status: resp.StatusCode, Message: "409 without a Location header"}
+		}
+		u, err := r.base.Parse(loc)
+		if err != nil || u.Host != r.base.Host {
+			return nil, fmt.Errorf("rekor: 409 names an entry elsewhere: %q", loc)
+		}
+		existing, err := r.do(ctx, "read existing entry", http.MethodGet, u.Path, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer drain(existing)
+		if existing.StatusCode != http.StatusOK {
+			return nil, &UnavailableError{Op: "read existing entry", Err: statusError(existing)}
+		}
+		return r.decodeEntry(ctx, existing, body)
+	default:
+		return nil, &RefusedError{Status: resp.StatusCode, Message: readMessage(resp)}
+	}
+}
+
+// Entry returns the entry at index.
+func (r *Rekor) Entry(ctx context.Context, index int64) (*Entry, error) {
+	resp, err := r.do(ctx, "read entry", http.MethodGet, "/api/v1/log/entries?logIndex="+strconv.FormatInt(index, 10), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return r.decodeEntry(ctx, resp, nil)
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("%w: rekor index %d", ErrNotFound, index)
+	}
+	return nil, fmt.Errorf("rekor: read entry %d: %w", index, statusError(resp))
+}
+
+// decodeEntry reads a LogEntry response, verifies it offline and, when want is not nil,
+// checks that it records want.
+func (r *Rekor) decodeEntry(ctx context.Context, resp *http.Response, want []byte) (*Entry, error) {
+	var entries rekorEntries
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&entries); err != nil {
+		return nil, fmt.Errorf("rekor: decode entry: %w", err)
+	}
+	if len(entries) != 1 {
+		return nil, fmt.Errorf("rekor: response holds %d entries, want 1", len(entries))
+	}
+	for uuid, b := range entries {
+		b.UUID = uuid
+		body, err := r.Verify(ctx, &b)
+		if err != nil {
+			return nil, fmt.Errorf("rekor entry %s: %w", uuid, err)
+		}
+		if want != nil && !bytes.Equal(body, want) {
+			return nil, fmt.Errorf("rekor entry %s records another body than the one uploaded", uuid)
+		}
+		return &Entry{
+			Index:          b.LogIndex,
+			UUID:           uuid,
+			URL:            r.base.JoinPath("/api/v1/log/entries", uuid).String(),
+			IntegratedTime: time.Unix(b.IntegratedTime, 0),
+			Bundle:         b,
+		}, nil
+	}
+	panic("unreachable")
+}
+
+// Verify checks b offline against the log's key, requiring a signed entry timestamp.
+func (r *Rekor) Verify(ctx context.Context, b *protocol.LogBundle) ([]byte, error) {
+	key, err := r.PublicKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.VerifyLogBundle(b, protocol.LogVerifyOptions{Key: key, RequireSET: true})
+}
+
+// PublicKey returns the pinned key, or fetches the log's once.
+func (r *Rekor) PublicKey(ctx context.Context) (crypto.PublicKey, error) {
+	r.keyMu.Lock()
+	defer r.keyMu.Unlock()
+	if r.key != nil {
+		return r.key, nil
+	}
+	resp, err := r.do(ctx, "fetch public key", http.MethodGet, "/api/v1/log/publicKey", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return nil, &UnavailableError{Op: "fetch public key", Err: statusError(resp)}
+	}
+	text, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil, &UnavailableError{Op: "fetch public key", Err: err}
+	}
+	if r.key, err = protocol.ParseLogPublicKeyPEM(text); err != nil {
+		return nil, fmt.Errorf("rekor public key: %w", err)
+	}
+	return r.key, nil
+}
+
+// Reachable asks the log for its tree head.
+func (r *Rekor) Reachable(ctx context.Context) error {
+	resp, err := r.do(ctx, "reach", http.MethodGet, "/api/v1/log", nil)
+	if err != nil {
+		return err
+	}
+	defer drain(resp)
+	if resp.StatusCode != http.StatusOK {
+		return &UnavailableError{Op: "reach", Err: statusError(resp)}
+	}
+	return nil
+}
+
+// do sends a request, retrying while the log is unreachable or answers 408, 429 or 5xx.
+// When every attempt fails that way, the error is an *UnavailableError. Any other answer
+// is returned for the caller to read.
+func (r *Rekor) do(ctx context.Context, op, method, pathAndQuery string, body []byte) (*http.Response, error) {
+	u, err := r.base.Parse(pathAndQuery)
+	if err != nil {
+		return nil, err
+	}
+	var last error
+	for attempt := range r.attempts {
+		if attempt > 0 {
+			wait := r.backoff << (attempt - 1)
+			if ra := retryAfter(last); ra > 0 {
+				wait = ra
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil, &UnavailableError{Op: op, Err: errors.Join(ctx.Err(), last)}
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := r.http.Do(req)
+		if err != nil {
+			last = err
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500 {
+			last = &retryableStatus{status: resp.StatusCode, msg: readMessage(resp), after: parseRetryAfter(resp.Header.Get("Retry-After"))}
+			drain(resp)
+			continue
+		}
+		return resp, nil
+	}
+	return nil, &UnavailableError{Op: op, Err: last}
+}
+
+// retryableStatus is an answer worth retrying.
+type retryableStatus struct {
+	status int
+	msg    string
+	after  time.Duration
+}
+
+func (e *retryableStatus) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.msg) }
+
+func retryAfter(err error) time.Duration {
+	var rs *retryableStatus
+	if errors.As(err, &rs) {
+		return min(rs.after, 5*time.Minute)
+	}
+	return 0
+}
+
+// parseRetryAfter reads a Retry-After header in seconds (the HTTP-date form is ignored).
+func parseRetryAfter(v string) time.Duration {
+	s, err := strconv.Atoi(v)
+	if err != nil || s < 0 {
+		return 0
+	}
+	return time.Duration(s) * time.Second
+}
+
+// statusError describes an unexpected answer.
+func statusError(resp *http.Response) error {
+	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, readMessage(resp))
+}
+
+// readMessage returns the message of Rekor's error body, or the start of the body.
+func readMessage(resp *http.Response) string {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+		return e.Message
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// drain reads what is left of a body, so the connection is reused, and closes it.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}

@@ -1,0 +1,108 @@
+package protocol
+
+import (
+	"crypto"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// Checkpoint is a transparency log's signed statement of its tree (C2SP tlog-checkpoint):
+// an origin line, the tree size, the base64 root hash, optional extension lines, then
+// signatures.
+type Checkpoint struct {
+	// Origin names the log.
+	Origin string
+	// Size is the number of leaves.
+	Size uint64
+	// Root is the RFC 6962 root hash of those leaves.
+	Root []byte
+}
+
+// OpenCheckpoint verifies that text is a checkpoint signed by key, and parses it. Both
+// signature forms in use are accepted:
+//
+//   - C2SP signed-note Ed25519 (tessera, the embedded log): key hash from the signer name
+//     and the key, signature over the note text.
+//   - Rekor's: key hash from the SHA-256 of the key's PKIX DER, signature over the note
+//     text with Ed25519 or, for ECDSA, over its SHA-256.
+//
+// The signer name is not checked: the key is what is trusted. Any failure wraps
+// ErrNotIncluded, or ErrMalformed for a verified note that is not a checkpoint.
+func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
+	verifiers, err := newLogVerifiers(key)
+	if err != nil {
+		return nil, err
+	}
+	n, err := note.Open(text, verifiers)
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint: %w", ErrNotIncluded, err)
+	}
+	lines := strings.SplitN(n.Text, "\n", 4)
+	if len(lines) < 4 || lines[0] == "" {
+		return nil, fmt.Errorf("%w: checkpoint has fewer than three lines", ErrMalformed)
+	}
+	size, err := strconv.ParseUint(lines[1], 10, 64)
+	if err != nil || (lines[1] != "0" && lines[1][0] == '0') {
+		return nil, fmt.Errorf("%w: checkpoint size %q is not a decimal number", ErrMalformed, lines[1])
+	}
+	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
+	if err != nil || len(root) != sha256.Size {
+		return nil, fmt.Errorf("%w: checkpoint root %q is not a base64 SHA-256 hash", ErrMalformed, lines[2])
+	}
+	return &Checkpoint{Origin: lines[0], Size: size, Root: root}, nil
+}
+
+// logVerifiers is a note.Verifiers that knows one key, under any signer name.
+type logVerifiers struct {
+	key       crypto.PublicKey
+	rekorHash uint32 // first four bytes of SHA-256(PKIX DER), big-endian
+}
+
+func newLogVerifiers(key crypto.PublicKey) (*logVerifiers, error) {
+	der, err := x509.MarshalPKIXPublicKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("log key: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return &logVerifiers{key: key, rekorHash: binary.BigEndian.Uint32(sum[:4])}, nil
+}
+
+// Verifier returns a verifier for a signature line naming name with key hash hash, if
+// the hash is the key's in either form.
+func (l *logVerifiers) Verifier(name string, hash uint32) (note.Verifier, error) {
+	if hash == l.rekorHash {
+		return &logVerifier{name: name, hash: hash, key: l.key}, nil
+	}
+	if pub, ok := l.key.(ed25519.PublicKey); ok && hash == noteKeyHash(name, pub) {
+		return &logVerifier{name: name, hash: hash, key: l.key}, nil
+	}
+	return nil, &note.UnknownVerifierError{Name: name, KeyHash: hash}
+}
+
+// noteKeyHash is the C2SP signed-note key hash of an Ed25519 key (algorithm byte 0x01).
+func noteKeyHash(name string, pub ed25519.PublicKey) uint32 {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{'\n', 0x01})
+	h.Write(pub)
+	return binary.BigEndian.Uint32(h.Sum(nil))
+}
+
+// logVerifier is a note.Verifier for one signature line.
+type logVerifier struct {
+	name string
+	hash uint32
+	key  crypto.PublicKey
+}
+
+func (v *logVerifier) Name() string                { return v.name }
+func (v *logVerifier) KeyHash() uint32             { return v.hash }
+func (v *logVerifier) Verify(msg, sig []byte) bool { return verifyLogSignature(v.key, msg, sig) }
