@@ -32,8 +32,11 @@ func parseLogKey(skey string) (note.Signer, ed25519.PublicKey, error) {
 		return nil, nil, fmt.Errorf("embedded log key: %w", err)
 	}
 	// PRIVATE+KEY+<name>+<hash>+<base64 of 0x01 and the 32-byte seed>
-	fields := strings.Split(strings.TrimSpace(skey), "+")
-	raw, err := base64.StdEncoding.DecodeString(fields[len(fields)-1])
+	fields := strings.SplitN(strings.TrimSpace(skey), "+", 5)
+	if len(fields) != 5 {
+		return nil, nil, errors.New("embedded log key: not a signed-note private key")
+	}
+	raw, err := base64.StdEncoding.DecodeString(fields[4])
 	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {
 		return nil, nil, errors.New("embedded log key: not an Ed25519 signed-note key")
 	}
