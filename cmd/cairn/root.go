@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	kubeconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -34,6 +35,7 @@ func newRootCommand() *cobra.Command {
 			}
 			logger := zap.New(zap.UseFlagOptions(&zapOpts))
 			ctrl.SetLogger(logger)
+			klog.SetLogger(logger.WithName("klog")) // client-go's and tessera's logs
 			slog.SetDefault(slog.New(logr.ToSlogHandler(logger)))
 			return nil
 		},

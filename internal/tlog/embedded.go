@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/ed25519"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -16,8 +14,6 @@ import (
 
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/transparency-dev/tessera"
-	"github.com/transparency-dev/tessera/api/layout"
-	"github.com/transparency-dev/tessera/client"
 	"github.com/transparency-dev/tessera/storage/posix"
 	"golang.org/x/sync/singleflight"
 
@@ -62,6 +58,8 @@ type Embedded struct {
 	index   *leafIndex
 	behind  sync.Mutex // held while catching the index up
 	lagging bool       // an upload gave up waiting: the index may miss its entry
+	viewMu  sync.Mutex
+	view    *checkpointView // the latest checkpoint read, verified
 }
 
 // OpenEmbedded opens the log in opts.Dir, creating it if needed, and catches its leaf
@@ -151,37 +149,45 @@ func (l *Embedded) Upload(ctx context.Context, body []byte) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.entry(ctx, v.(int64))
+	at := v.(indexed)
+	return l.entry(ctx, at.index, body, at.integrated)
+}
+
+// indexed is where and when the log integrated an entry.
+type indexed struct {
+	index      int64
+	integrated time.Time
 }
 
 // sequence returns body's index, adding it to the log if the log does not hold it, and
 // waits until a checkpoint covers it.
-func (l *Embedded) sequence(ctx context.Context, body, leaf []byte) (int64, error) {
+func (l *Embedded) sequence(ctx context.Context, body, leaf []byte) (indexed, error) {
 	if err := l.catchUpIfLagging(ctx); err != nil {
-		return 0, &UnavailableError{Op: "upload", Err: err}
+		return indexed{}, &UnavailableError{Op: "upload", Err: err}
 	}
-	idx, ok, err := l.index.lookup(ctx, leaf)
+	found, ok, err := l.index.lookup(ctx, leaf)
 	if err != nil {
-		return 0, &UnavailableError{Op: "upload", Err: err}
+		return indexed{}, &UnavailableError{Op: "upload", Err: err}
 	}
 	if ok {
-		return idx, nil
+		return found, nil
 	}
 	future := l.add(ctx, tessera.NewEntry(body))
 	i, err := future()
 	if err != nil {
 		// The entry may still be sequenced after ctx ended: look before adding it again.
 		l.setLagging()
-		return 0, &UnavailableError{Op: "upload", Err: err}
+		return indexed{}, &UnavailableError{Op: "upload", Err: err}
 	}
-	if err := l.index.put(ctx, leaf, int64(i.Index), time.Now()); err != nil {
+	at := indexed{int64(i.Index), time.Unix(time.Now().Unix(), 0)}
+	if err := l.index.put(ctx, leaf, at); err != nil {
 		l.setLagging()
-		return 0, &UnavailableError{Op: "upload", Err: err}
+		return indexed{}, &UnavailableError{Op: "upload", Err: err}
 	}
 	if _, _, err := l.await.Await(ctx, func() (tessera.Index, error) { return i, nil }); err != nil {
-		return 0, &UnavailableError{Op: "await checkpoint", Err: err}
+		return indexed{}, &UnavailableError{Op: "await checkpoint", Err: err}
 	}
-	return int64(i.Index), nil
+	return at, nil
 }
 
 func (l *Embedded) setLagging() {
@@ -202,77 +208,6 @@ func (l *Embedded) catchUpIfLagging(ctx context.Context) error {
 	}
 	l.lagging = false
 	return nil
-}
-
-// Entry returns the entry at index with a proof against the latest checkpoint.
-func (l *Embedded) Entry(ctx context.Context, index int64) (*Entry, error) {
-	if err := l.open("read entry"); err != nil {
-		return nil, err
-	}
-	defer l.mu.RUnlock()
-	return l.entry(ctx, index)
-}
-
-func (l *Embedded) entry(ctx context.Context, index int64) (*Entry, error) {
-	raw, err := l.reader.ReadCheckpoint(ctx)
-	if err != nil {
-		return nil, &UnavailableError{Op: "read checkpoint", Err: err}
-	}
-	cp, err := protocol.OpenCheckpoint(raw, l.pub)
-	if err != nil {
-		return nil, fmt.Errorf("embedded log's own checkpoint: %w", err)
-	}
-	if index < 0 || uint64(index) >= cp.Size {
-		return nil, fmt.Errorf("%w: index %d, log size %d", ErrNotFound, index, cp.Size)
-	}
-	idx := uint64(index)
-	bundle, err := client.GetEntryBundle(ctx, l.reader.ReadEntryBundle, idx/layout.EntryBundleWidth, cp.Size)
-	if err != nil {
-		return nil, &UnavailableError{Op: "read entry", Err: err}
-	}
-	if int(idx%layout.EntryBundleWidth) >= len(bundle.Entries) {
-		return nil, fmt.Errorf("embedded log: entry bundle for index %d has %d entries", index, len(bundle.Entries))
-	}
-	body := bundle.Entries[idx%layout.EntryBundleWidth]
-	proofBuilder, err := client.NewProofBuilder(ctx, cp.Size, l.reader.ReadTile)
-	if err != nil {
-		return nil, &UnavailableError{Op: "build proof", Err: err}
-	}
-	hashes, err := proofBuilder.InclusionProof(ctx, idx)
-	if err != nil {
-		return nil, &UnavailableError{Op: "build proof", Err: err}
-	}
-	at, err := l.index.integrated(ctx, index)
-	if err != nil {
-		return nil, &UnavailableError{Op: "read entry", Err: err}
-	}
-	e := &Entry{
-		Index:          index,
-		UUID:           hex.EncodeToString(rfc6962.DefaultHasher.HashLeaf(body)),
-		URL:            l.opts.URL,
-		IntegratedTime: at,
-		Bundle: protocol.LogBundle{
-			Body:           base64.StdEncoding.EncodeToString(body),
-			IntegratedTime: at.Unix(),
-			LogID:          l.logID,
-			LogIndex:       index,
-			Verification: protocol.LogVerification{InclusionProof: protocol.InclusionProof{
-				LogIndex:   index,
-				RootHash:   hex.EncodeToString(cp.Root),
-				TreeSize:   int64(cp.Size),
-				Hashes:     hexAll(hashes),
-				Checkpoint: string(raw),
-			}},
-		},
-	}
-	if at.IsZero() {
-		e.Bundle.IntegratedTime = 0
-	}
-	e.Bundle.UUID = e.UUID
-	if _, err := protocol.VerifyLogBundle(&e.Bundle, protocol.LogVerifyOptions{Key: l.pub}); err != nil {
-		return nil, fmt.Errorf("embedded log built a proof that does not verify: %w", err)
-	}
-	return e, nil
 }
 
 // PublicKey returns the checkpoint signing key.
@@ -301,10 +236,3 @@ func (l *Embedded) Origin() string {
 	return signer.Name()
 }
 
-func hexAll(hashes [][]byte) []string {
-	out := make([]string, len(hashes))
-	for i, h := range hashes {
-		out[i] = hex.EncodeToString(h)
-	}
-	return out
-}

@@ -47,7 +47,12 @@ var testLogKey = func() string {
 
 func openTestLog(t testing.TB, dir string) *Embedded {
 	t.Helper()
-	l, err := OpenEmbedded(t.Context(), EmbeddedOptions{Dir: dir, PrivateKey: testLogKey, URL: "http://127.0.0.1/tlog"})
+	return openTestLogWithKey(t, dir, testLogKey)
+}
+
+func openTestLogWithKey(t testing.TB, dir, key string) *Embedded {
+	t.Helper()
+	l, err := OpenEmbedded(t.Context(), EmbeddedOptions{Dir: dir, PrivateKey: key, URL: "http://127.0.0.1/tlog"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,10 @@ import (
 // its watermark is in it, and catchUp rebuilds the rest from the log's entry bundles, so
 // a crash between the log taking an entry and the index recording it loses nothing.
 type leafIndex struct {
-	db *sql.DB
+	db           *sql.DB
+	lookupStmt   *sql.Stmt
+	putStmt      *sql.Stmt
+	integratedAt *sql.Stmt
 }
 
 const leafIndexSchema = `
@@ -48,30 +51,48 @@ func openLeafIndex(path string) (*leafIndex, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(leafIndexSchema); err != nil {
+	x := &leafIndex{db: db}
+	if err := x.prepare(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("leaf index %s: %w", path, err)
 	}
-	return &leafIndex{db: db}, nil
+	return x, nil
+}
+
+// prepare creates the schema and prepares the statements every upload runs: parsing
+// them each time cost as much as running them.
+func (x *leafIndex) prepare() (err error) {
+	if _, err = x.db.Exec(leafIndexSchema); err != nil {
+		return err
+	}
+	if x.lookupStmt, err = x.db.Prepare(`SELECT idx, integrated_unix FROM leaves WHERE leaf_hash = ?`); err != nil {
+		return err
+	}
+	if x.putStmt, err = x.db.Prepare(`INSERT OR IGNORE INTO leaves VALUES (?, ?, ?)`); err != nil {
+		return err
+	}
+	x.integratedAt, err = x.db.Prepare(`SELECT integrated_unix FROM leaves WHERE idx = ?`)
+	return err
 }
 
 func (x *leafIndex) close() error { return x.db.Close() }
 
-// lookup returns the index of the leaf with hash leaf, if the log holds it.
-func (x *leafIndex) lookup(ctx context.Context, leaf []byte) (int64, bool, error) {
-	var idx int64
-	err := x.db.QueryRowContext(ctx, `SELECT idx FROM leaves WHERE leaf_hash = ?`, leaf).Scan(&idx)
+// lookup returns where and when the log integrated the leaf with hash leaf, if it holds
+// it.
+func (x *leafIndex) lookup(ctx context.Context, leaf []byte) (indexed, bool, error) {
+	var idx, unix int64
+	err := x.lookupStmt.QueryRowContext(ctx, leaf).Scan(&idx, &unix)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
+		return indexed{}, false, nil
 	}
-	return idx, err == nil, err
+	return indexed{idx, time.Unix(unix, 0)}, err == nil, err
 }
 
 // integrated returns when the entry at idx was integrated, or the zero time if the index
 // does not know.
 func (x *leafIndex) integrated(ctx context.Context, idx int64) (time.Time, error) {
 	var unix int64
-	err := x.db.QueryRowContext(ctx, `SELECT integrated_unix FROM leaves WHERE idx = ?`, idx).Scan(&unix)
+	err := x.integratedAt.QueryRowContext(ctx, idx).Scan(&unix)
 	if errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, nil
 	}
@@ -81,9 +102,9 @@ func (x *leafIndex) integrated(ctx context.Context, idx int64) (time.Time, error
 	return time.Unix(unix, 0), nil
 }
 
-// put records that the log holds leaf at idx since at.
-func (x *leafIndex) put(ctx context.Context, leaf []byte, idx int64, at time.Time) error {
-	_, err := x.db.ExecContext(ctx, `INSERT OR IGNORE INTO leaves VALUES (?, ?, ?)`, leaf, idx, at.Unix())
+// put records where and when the log integrated leaf.
+func (x *leafIndex) put(ctx context.Context, leaf []byte, at indexed) error {
+	_, err := x.putStmt.ExecContext(ctx, leaf, at.index, at.integrated.Unix())
 	return err
 }
 
@@ -114,7 +135,7 @@ func (x *leafIndex) catchUp(ctx context.Context, r tessera.LogReader) error {
 				continue
 			}
 			leaf := rfc6962.DefaultHasher.HashLeaf(body)
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO leaves VALUES (?, ?, ?)`, leaf, int64(idx), now.Unix()); err != nil {
+			if _, err := tx.StmtContext(ctx, x.putStmt).ExecContext(ctx, leaf, int64(idx), now.Unix()); err != nil {
 				_ = tx.Rollback()
 				return err
 			}

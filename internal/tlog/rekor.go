@@ -234,6 +234,9 @@ func (r *Rekor) do(ctx context.Context, op, method, pathAndQuery string, body []
 			return nil, err
 		}
 		req.Header.Set("Accept", "application/json")
+		if strings.HasSuffix(u.Path, "/publicKey") {
+			req.Header.Set("Accept", "application/x-pem-file") // else Rekor quotes it as a JSON string
+		}
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
