@@ -217,4 +217,3 @@ func cloneBundle(b protocol.LogBundle) protocol.LogBundle {
 	b.Verification.InclusionProof.Hashes = append([]string(nil), b.Verification.InclusionProof.Hashes...)
 	return b
 }
-

@@ -235,4 +235,3 @@ func (l *Embedded) Origin() string {
 	signer, _, _ := parseLogKey(l.opts.PrivateKey)
 	return signer.Name()
 }
-
