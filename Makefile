@@ -10,6 +10,8 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CAIRN ?= $(LOCALBIN)/cairn
 ENVTEST_ASSETS = $$(KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/setup-envtest.sh)
+# The env file hack/rekor-up.sh writes: REKOR_URL, REKOR_CLI and the rest.
+REKOR_ENV = $${CAIRN_REKOR_STATE:-$${TMPDIR:-/tmp}/cairn-rekor-$$(id -u)}/env
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS ?= -X github.com/cairn-dev/cairn/internal/version.Version=$(VERSION)
@@ -50,8 +52,9 @@ lint: golangci-lint ## Run golangci-lint.
 	"$(GOLANGCI_LINT)" run ./...
 
 .PHONY: test
-test: manifests generate fmt vet setup-envtest ## Run every test against a real API server (envtest).
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet setup-envtest rekor-up ## Run every test against a real API server (envtest) and a real Rekor.
+	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -coverprofile cover.out
 
 .PHONY: bench
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
@@ -82,6 +85,14 @@ docker-build: ## Build the manager image IMG (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 ##@ Dependencies
+
+.PHONY: rekor-up
+rekor-up: ## Start a local Rekor v1 stack for the integration tests (hack/rekor-up.sh; rekor-down stops it).
+	hack/rekor-up.sh up >/dev/null
+
+.PHONY: rekor-down
+rekor-down: ## Stop the local Rekor stack.
+	hack/rekor-down.sh
 
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, kubectl and etcd from the module proxy into the cache.

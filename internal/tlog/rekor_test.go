@@ -69,7 +69,7 @@ func TestRekorUploadFetchVerify(t *testing.T) {
 	if cli == "" {
 		t.Fatal("REKOR_CLI is not set")
 	}
-	out, err := exec.CommandContext(t.Context(), cli, "verify", "--rekor_server", r.URL(), "--uuid", e.UUID).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), cli, "verify", "--rekor_server", r.URL(), "--uuid", e.UUID, "--store_tree_state=false").CombinedOutput()
 	if err != nil {
 		t.Fatalf("rekor-cli verify --uuid %s: %v\n%s", e.UUID, err, out)
 	}
@@ -166,12 +166,11 @@ func TestRekorClosedPortIsUnavailable(t *testing.T) {
 }
 
 // The real server stopped: unavailable, nothing logged; started again: the same upload
-// succeeds, once.
+// succeeds, once. (The local Rekor's in-memory signer makes a new key at each start, so
+// the upload after the restart uses a new client: the old one, rightly, would refuse
+// checkpoints signed by a key other than the one it fetched.)
 func TestRekorStoppedThenRestarted(t *testing.T) {
 	r := newRekor(t, RekorOptions{Attempts: 2, Backoff: 100 * time.Millisecond})
-	if _, err := r.PublicKey(t.Context()); err != nil { // known before the outage
-		t.Fatal(err)
-	}
 	sizeBefore := treeSize(t, r)
 	rekorScript(t, "stop-rekor")
 	t.Cleanup(func() { rekorScript(t, "start-rekor") })
@@ -183,7 +182,7 @@ func TestRekorStoppedThenRestarted(t *testing.T) {
 	if got := treeSize(t, r); got != sizeBefore {
 		t.Errorf("the log grew from %d to %d while it was stopped", sizeBefore, got)
 	}
-	e, err := r.Upload(t.Context(), body)
+	e, err := newRekor(t, RekorOptions{}).Upload(t.Context(), body)
 	if err != nil {
 		t.Fatalf("upload after restart: %v", err)
 	}
@@ -213,7 +212,7 @@ func rekorScript(t *testing.T, sub string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "hack", "rekor-up.sh")
-	out, err := exec.CommandContext(t.Context(), "bash", script, sub).CombinedOutput()
+	out, err := exec.Command("bash", script, sub).CombinedOutput() // also from Cleanup, after t.Context ends
 	if err != nil {
 		t.Fatalf("hack/rekor-up.sh %s: %v\n%s", sub, err, out)
 	}
