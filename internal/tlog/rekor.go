@@ -89,10 +89,10 @@ func (r *Rekor) Upload(ctx context.Context, body []byte) (*Entry, error) {
 		return nil, err
 	}
 	defer drain(resp)
-	switch {
-	case resp.StatusCode == http.StatusCreated:
+	switch resp.StatusCode {
+	case http.StatusCreated:
 		return r.decodeEntry(ctx, resp, body)
-	case resp.StatusCode == http.StatusConflict:
+	case http.StatusConflict:
 		loc := resp.Header.Get("Location")
 		if loc == "" {
 			return nil, &RefusedError{Status: resp.StatusCode, Message: "409 without a Location header"}
