@@ -128,6 +128,8 @@ var _ = Describe("API validation", func() {
 		Entry("Federation: rekor url that is not http", invalidCase{fed, changing(func(f *fv1.Federation) {
 			f.Spec.TransparencyLog = fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: "rekor.example.org"}
 		}), "create"}, "spec.transparencyLog.url", "url must be an http or https URL"),
+		Entry("Federation: a log key that is not PEM", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.TransparencyLog.PublicKeyPEM = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" }), "create"},
+			"spec.transparencyLog.publicKeyPEM", "publicKeyPEM must be a PEM PUBLIC KEY block"),
 		Entry("Federation: publicURL that is not http", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.PublicURL = "ftp://example.org" }), "create"},
 			"spec.publicURL", "publicURL must be an http or https URL"),
 		Entry("Federation: anchorInterval under a minute", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.AnchorInterval = metav1.Duration{Duration: 30e9} }), "create"},

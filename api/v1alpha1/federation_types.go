@@ -28,6 +28,20 @@ type TransparencyLog struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be an http or https URL"
 	URL string `json:"url,omitempty"`
+
+	// publicKeyPEM pins the log's public key: a PEM "PUBLIC KEY" block (ECDSA P-256 or
+	// Ed25519), as Rekor serves it at /api/v1/log/publicKey. Every proof the log returns
+	// must verify under it. Unset, the key is fetched from the log once.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN PUBLIC KEY-----')",message="publicKeyPEM must be a PEM PUBLIC KEY block"
+	PublicKeyPEM string `json:"publicKeyPEM,omitempty"`
+
+	// signingKeySecretRef names the Secret holding the embedded log's checkpoint signing
+	// key (a signed-note Ed25519 private key under the key "log.key"). It is generated
+	// when absent and never overwritten.
+	// +optional
+	SigningKeySecretRef *SecretReference `json:"signingKeySecretRef,omitempty"`
 }
 
 // FederationSpec is the federation's configuration, owned by its administrators (GitOps).
