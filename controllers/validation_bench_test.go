@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/operator"
 )
 
 // Benchmarks run without the Ginkgo suite (make bench passes -run '^$'), so they start
@@ -45,7 +44,7 @@ func benchNamespace(b *testing.B) (client.Client, string) {
 			benchErr = err
 			return
 		}
-		benchClient, benchErr = client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+		benchClient, benchErr = client.New(cfg, client.Options{Scheme: newScheme()})
 	})
 	if benchErr != nil {
 		b.Fatalf("start API server: %v", benchErr)

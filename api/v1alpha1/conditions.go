@@ -62,4 +62,17 @@ const (
 	ReasonWithdrawn = "Withdrawn"
 	// ReasonSuspended means the federation suspended the operator.
 	ReasonSuspended = "Suspended"
+	// ReasonRegistered means an operator's key and proof of possession verified and the key
+	// is its own.
+	ReasonRegistered = "Registered"
+	// ReasonDuplicateKey means another operator registered the same public key first.
+	ReasonDuplicateKey = "DuplicateKey"
+	// ReasonWithdrawalInvalid means spec.withdrawal does not verify (signature, or at more
+	// than five minutes from the controller's clock); the operator stays as it was.
+	ReasonWithdrawalInvalid = "WithdrawalInvalid"
+	// ReasonOperatorUnknown means a submission names an operator that is not registered and
+	// Active in the namespace; it is retried.
+	ReasonOperatorUnknown = "OperatorUnknown"
+	// ReasonHeaderMismatch means a submission's fields differ from its signed header.
+	ReasonHeaderMismatch = "HeaderMismatch"
 )

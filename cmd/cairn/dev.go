@@ -82,7 +82,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		}
 	}()
 
-	mgr, err := operator.New(env.Config, o.manager)
+	mgr, err := operator.New(ctx, env.Config, o.manager)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)
 			}
-			mgr, err := operator.New(cfg, opts)
+			mgr, err := operator.New(cmd.Context(), cfg, opts)
 			if err != nil {
 				return err
 			}

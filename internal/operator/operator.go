@@ -3,6 +3,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
 )
 
 // LeaderElectionID names the Lease that replicas of the manager compete for.
@@ -84,7 +86,7 @@ func (o *Options) Validate() error {
 }
 
 // New builds a manager for cfg with health and readiness checks and every controller.
-func New(cfg *rest.Config, o *Options) (manager.Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, error) {
 	metrics := metricsserver.Options{
 		BindAddress:   o.MetricsBindAddress,
 		SecureServing: o.MetricsSecure,
@@ -103,6 +105,9 @@ func New(cfg *rest.Config, o *Options) (manager.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := controllers.Setup(ctx, mgr); err != nil {
+		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add health check: %w", err)

@@ -1,0 +1,91 @@
+package controllers
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// testOperator is an organization with its key, as the tests register and submit for it.
+type testOperator struct {
+	key ed25519.PrivateKey
+	org string
+}
+
+func newTestOperator(seed byte, org string) testOperator {
+	s := make([]byte, ed25519.SeedSize)
+	s[0] = seed
+	return testOperator{key: ed25519.NewKeyFromSeed(s), org: org}
+}
+
+func (o testOperator) pub() ed25519.PublicKey { return o.key.Public().(ed25519.PublicKey) }
+
+func (o testOperator) id() fv1.OperatorID { return fv1.OperatorID(protocol.OperatorID(o.pub())) }
+
+func (o testOperator) pem() fv1.PublicKeyPEM {
+	text, err := protocol.MarshalPublicKeyPEM(o.pub())
+	Expect(err).NotTo(HaveOccurred())
+	return fv1.PublicKeyPEM(text)
+}
+
+// object is the FederationOperator registering o, with its proof of possession.
+func (o testOperator) object(ns, name string) *fv1.FederationOperator {
+	return &fv1.FederationOperator{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: fv1.FederationOperatorSpec{
+			OrgName:           o.org,
+			PublicKeyPEM:      o.pem(),
+			ProofOfPossession: fv1.Signature(protocol.SignRegistration(o.key, o.org)),
+		},
+	}
+}
+
+// segment is a run of an operator's chain, as one export's header describes it.
+type segment struct {
+	firstSeq, lastSeq       int64
+	firstPrevHash, lastHMAC string
+}
+
+// chainHash is a stand-in hmac_hash for seq n of an operator's chain: the controllers
+// never see rows, only the hashes a header states.
+func (o testOperator) chainHash(n int64) string {
+	if n == 0 {
+		return protocol.GenesisPrevHash
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", o.org, n))
+	return hex.EncodeToString(sum[:])
+}
+
+// next is the segment after the first lastSeq entries, through lastSeq+count.
+func (o testOperator) next(lastSeq, count int64) segment {
+	return segment{lastSeq + 1, lastSeq + count, o.chainHash(lastSeq), o.chainHash(lastSeq + count)}
+}
+
+// submission is the Submission of seg, its header signed by o.
+func (o testOperator) submission(ns, name string, seg segment) *fv1.Submission {
+	h := protocol.ExportHeader{Format: protocol.ExportFormat, Version: protocol.ExportVersion,
+		ExportedAt: time.Now().UTC().Truncate(time.Second).Format(time.RFC3339), EntryCount: seg.lastSeq,
+		FirstSeq: seg.firstSeq, LastSeq: seg.lastSeq, FirstPrevHash: seg.firstPrevHash, LastHMACHash: seg.lastHMAC,
+		ChainSignature: o.chainHash(-seg.lastSeq), EntriesRoot: o.chainHash(-1 - seg.lastSeq)}
+	signed, err := h.SignedBytes()
+	Expect(err).NotTo(HaveOccurred())
+	return &fv1.Submission{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: fv1.SubmissionSpec{
+			OperatorID: o.id(), ChainSignature: fv1.Hash(h.ChainSignature), EntryCount: h.EntryCount,
+			FirstSeq: h.FirstSeq, LastSeq: h.LastSeq, FirstPrevHash: fv1.Hash(h.FirstPrevHash),
+			LastHMACHash: fv1.Hash(h.LastHMACHash), ExportedAt: fv1.Timestamp(h.ExportedAt),
+			SignedHeader: string(signed), Signature: fv1.Signature(base64.StdEncoding.EncodeToString(ed25519.Sign(o.key, signed))),
+			PublicKeyPEM: o.pem(),
+		},
+	}
+}

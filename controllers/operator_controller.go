@@ -1,0 +1,207 @@
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// operatorKeyIndex indexes FederationOperators by the operator ID of spec.publicKeyPEM, so
+// the owner of a key is found without listing every operator.
+const operatorKeyIndex = "spec.publicKeyPEM.operatorID"
+
+// FederationOperatorReconciler registers operators applied with kubectl (or created by the
+// API): it verifies the proof of possession, assigns operator_id from the key, rejects a
+// key another operator holds, and applies a signed withdrawal.
+type FederationOperatorReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile moves one FederationOperator's status to Active, Rejected or Withdrawn.
+func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var fo fv1.FederationOperator
+	if err := r.Get(ctx, req.NamespacedName, &fo); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if fo.Status.Phase == fv1.PhaseWithdrawn {
+		return ctrl.Result{}, nil // final: past anchors keep it, nothing undoes it
+	}
+	before := fo.Status.DeepCopy()
+	event, err := r.register(ctx, &fo)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	fo.Status.ObservedGeneration = fo.Generation
+	if !equality.Semantic.DeepEqual(before, &fo.Status) {
+		if err := r.Status().Update(ctx, &fo); err != nil {
+			return ctrl.Result{}, err
+		}
+		if event != nil { // only once the status that explains it is written
+			r.Recorder.Eventf(&fo, nil, event.kind, event.reason, event.action, "%s", event.note)
+			logf.FromContext(ctx).Info(event.note, "operatorID", fo.Status.OperatorID, "phase", fo.Status.Phase, "reason", event.reason)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// event is what a reconcile tells users through a Kubernetes Event.
+type event struct {
+	kind, reason, action, note string
+}
+
+// register decides fo's phase and conditions from its spec and the other operators.
+func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
+	pub, err := protocol.ParsePublicKeyPEM([]byte(fo.Spec.PublicKeyPEM))
+	if err != nil {
+		return r.reject(fo, fv1.ReasonKeyInvalid, fmt.Sprintf("publicKeyPEM: %v", err)), nil
+	}
+	fo.Status.OperatorID = fv1.OperatorID(protocol.OperatorID(pub))
+	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil {
+		return r.reject(fo, fv1.ReasonSignatureInvalid, fmt.Sprintf("proofOfPossession: %v", err)), nil
+	}
+	owner, err := r.keyOwner(ctx, fo.Namespace, string(fo.Status.OperatorID))
+	if err != nil {
+		return nil, err
+	}
+	if owner != nil && owner.Name != fo.Name {
+		return r.reject(fo, fv1.ReasonDuplicateKey, fmt.Sprintf("operator %s already registered this key", owner.Name)), nil
+	}
+	if fo.Spec.Withdrawal != nil && fo.Status.Phase == fv1.PhaseActive {
+		return r.withdraw(fo, pub), nil
+	}
+	if fo.Status.Phase == fv1.PhaseActive {
+		return nil, nil
+	}
+	now := metav1.NewTime(r.now())
+	fo.Status.Phase = fv1.PhaseActive
+	fo.Status.RegisteredAt = &now
+	fo.Status.KeyHistory = []fv1.KeyRecord{{
+		PublicKeyPEM: fo.Spec.PublicKeyPEM,
+		Fingerprint:  fv1.Hash(protocol.Fingerprint(pub)),
+		ValidFrom:    now,
+	}}
+	r.setConditions(fo, metav1.ConditionTrue, fv1.ReasonRegistered, "the proof of possession verifies and the key is this operator's")
+	return &event{corev1.EventTypeNormal, fv1.ReasonRegistered, "Register", "registered as " + string(fo.Status.OperatorID)}, nil
+}
+
+// keyOwner returns the operator that holds the key of operatorID: of those whose proof of
+// possession verifies, the first created (by name on a tie). Nil when there is none.
+func (r *FederationOperatorReconciler) keyOwner(ctx context.Context, namespace, operatorID string) (*fv1.FederationOperator, error) {
+	var same fv1.FederationOperatorList
+	if err := r.List(ctx, &same, client.InNamespace(namespace), client.MatchingFields{operatorKeyIndex: operatorID}); err != nil {
+		return nil, err
+	}
+	holders := slices.DeleteFunc(same.Items, func(o fv1.FederationOperator) bool {
+		pub, err := protocol.ParsePublicKeyPEM([]byte(o.Spec.PublicKeyPEM))
+		return err != nil || protocol.VerifyRegistration(pub, o.Spec.OrgName, string(o.Spec.ProofOfPossession)) != nil
+	})
+	if len(holders) == 0 {
+		return nil, nil
+	}
+	first := slices.MinFunc(holders, func(a, b fv1.FederationOperator) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
+	return &first, nil
+}
+
+// withdraw applies a verified withdrawal; an invalid one leaves fo Active with a condition
+// saying why.
+func (r *FederationOperatorReconciler) withdraw(fo *fv1.FederationOperator, pub ed25519.PublicKey) *event {
+	w := protocol.Withdrawal{OperatorID: string(fo.Status.OperatorID), At: string(fo.Spec.Withdrawal.At), Signature: string(fo.Spec.Withdrawal.Signature)}
+	if err := w.Verify(pub, r.now()); err != nil {
+		msg := fmt.Sprintf("withdrawal: %v", err)
+		if errors.Is(err, protocol.ErrExpired) {
+			msg += " (sign a new one dated now)"
+		}
+		meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
+			Status: metav1.ConditionFalse, Reason: fv1.ReasonWithdrawalInvalid, Message: msg, ObservedGeneration: fo.Generation})
+		return &event{corev1.EventTypeWarning, fv1.ReasonWithdrawalInvalid, "Withdraw", msg}
+	}
+	fo.Status.Phase = fv1.PhaseWithdrawn
+	r.setConditions(fo, metav1.ConditionFalse, fv1.ReasonWithdrawn, "withdrawn at "+w.At+"; past anchors keep this operator")
+	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
+		Status: metav1.ConditionTrue, Reason: fv1.ReasonVerified, Message: "the withdrawal verifies", ObservedGeneration: fo.Generation})
+	return &event{corev1.EventTypeNormal, fv1.ReasonWithdrawn, "Withdraw", "withdrawn at " + w.At}
+}
+
+// reject marks fo Rejected for reason.
+func (r *FederationOperatorReconciler) reject(fo *fv1.FederationOperator, reason, msg string) *event {
+	fo.Status.Phase = fv1.PhaseRejected
+	r.setConditions(fo, metav1.ConditionFalse, reason, msg)
+	return &event{corev1.EventTypeWarning, reason, "Register", msg}
+}
+
+// setConditions sets Ready and SignatureVerified together.
+func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator, status metav1.ConditionStatus, reason, msg string) {
+	for _, t := range []fv1.ConditionType{fv1.ConditionReady, fv1.ConditionSignatureVerified} {
+		meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
+			Reason: reason, Message: msg, ObservedGeneration: fo.Generation})
+	}
+}
+
+func (r *FederationOperatorReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager indexes operators by key and watches them; when an operator changes,
+// the others holding the same key are reconciled too (a rejected duplicate may become
+// the holder when the first is deleted).
+func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, operatorKeyIndex, func(o client.Object) []string {
+		pub, err := protocol.ParsePublicKeyPEM([]byte(o.(*fv1.FederationOperator).Spec.PublicKeyPEM))
+		if err != nil {
+			return nil
+		}
+		return []string{protocol.OperatorID(pub)}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&fv1.FederationOperator{}).
+		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).
+		Named("federationoperator").
+		Complete(r)
+}
+
+// sameKey maps an operator to the other operators with its key.
+func (r *FederationOperatorReconciler) sameKey(ctx context.Context, o client.Object) []reconcile.Request {
+	pub, err := protocol.ParsePublicKeyPEM([]byte(o.(*fv1.FederationOperator).Spec.PublicKeyPEM))
+	if err != nil {
+		return nil
+	}
+	var same fv1.FederationOperatorList
+	if err := r.List(ctx, &same, client.InNamespace(o.GetNamespace()), client.MatchingFields{operatorKeyIndex: protocol.OperatorID(pub)}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, s := range same.Items {
+		if s.Name != o.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+		}
+	}
+	return reqs
+}

@@ -1,0 +1,258 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// operatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
+// spec.operatorID.
+const operatorIDIndex = "operatorID"
+
+// unknownOperatorRetry is how soon a submission whose operator is not (yet) Active is
+// looked at again; the operator's own changes also requeue it.
+const unknownOperatorRetry = time.Minute
+
+// SubmissionReconciler accepts or refuses Submissions: the header signature against the
+// operator's current key, then continuity and entry-count growth against the operator's
+// previous accepted submission (its status.head). An accepted submission becomes the
+// operator's head; a refused one leaves the head as it was.
+type SubmissionReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile verifies one Submission. A verdict, once reached, is final: the spec cannot
+// change.
+func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var sub fv1.Submission
+	if err := r.Get(ctx, req.NamespacedName, &sub); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if done(&sub) {
+		return ctrl.Result{}, nil
+	}
+	op, err := r.operator(ctx, &sub)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	before := sub.Status.DeepCopy()
+	var ev *event
+	var retry time.Duration
+	switch {
+	case op == nil:
+		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown,
+			fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID))
+		retry = unknownOperatorRetry
+	default:
+		if ev, err = r.verify(ctx, &sub, op); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	sub.Status.ObservedGeneration = sub.Generation
+	if !equality.Semantic.DeepEqual(before, &sub.Status) {
+		if err := r.Status().Update(ctx, &sub); err != nil {
+			return ctrl.Result{}, err
+		}
+		if ev != nil {
+			r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
+			logf.FromContext(ctx).Info(ev.note, "operatorID", sub.Spec.OperatorID, "reason", ev.reason)
+		}
+	}
+	return ctrl.Result{RequeueAfter: retry}, nil
+}
+
+// done reports whether sub has its final verdict: refused, or accepted.
+func done(sub *fv1.Submission) bool {
+	sig := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionSignatureVerified))
+	if sig != nil && sig.Status == metav1.ConditionFalse && sig.Reason != fv1.ReasonOperatorUnknown {
+		return true
+	}
+	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
+}
+
+// operator returns the Active operator sub names, or nil.
+func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (*fv1.FederationOperator, error) {
+	var ops fv1.FederationOperatorList
+	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
+		return nil, err
+	}
+	for i := range ops.Items {
+		if ops.Items[i].Status.Phase == fv1.PhaseActive {
+			return &ops.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// verify checks sub against op and, when it passes, makes it op's head.
+func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, op *fv1.FederationOperator) (*event, error) {
+	if reason, msg := checkSignature(sub, op); reason != "" {
+		setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, reason, msg)
+		return &event{corev1.EventTypeWarning, reason, "Verify", msg}, nil
+	}
+	sub.Status.Ed25519Verified = true
+	sub.Status.SubmissionID = sub.Name
+	setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionTrue, fv1.ReasonVerified,
+		"the export header is signed by the operator's current key")
+
+	head := op.Status.Head
+	if head != nil && head.Submission == sub.Name {
+		r.accept(sub, "") // accepted before the status write failed or was lost
+		return nil, nil
+	}
+	if reason, msg := checkContinuity(sub, head); reason != "" {
+		setSubmissionCondition(sub, fv1.ConditionContinuityVerified, metav1.ConditionFalse, reason, msg)
+		return &event{corev1.EventTypeWarning, reason, "Verify", msg}, nil
+	}
+	// The head moves first, under optimistic concurrency: of two submissions continuing
+	// the same head, one wins and the other is checked again against the new head.
+	previous := ""
+	if head != nil {
+		previous = head.Submission
+	}
+	op.Status.Head = &fv1.SubmissionHead{Submission: sub.Name, LastSeq: sub.Spec.LastSeq, LastHMACHash: sub.Spec.LastHMACHash,
+		EntryCount: sub.Spec.EntryCount, AcceptedAt: metav1.NewTime(r.now())}
+	if err := r.Status().Update(ctx, op); err != nil {
+		return nil, err
+	}
+	r.accept(sub, previous)
+	return &event{corev1.EventTypeNormal, fv1.ReasonVerified, "Verify",
+		fmt.Sprintf("accepted seq %d..%d (entry count %d)", sub.Spec.FirstSeq, sub.Spec.LastSeq, sub.Spec.EntryCount)}, nil
+}
+
+// accept records that sub continues previous ("" for the operator's first).
+func (r *SubmissionReconciler) accept(sub *fv1.Submission, previous string) {
+	sub.Status.ContinuityVerified = true
+	if previous != "" {
+		sub.Status.PreviousSubmission = previous
+	}
+	msg := "the operator's first submission"
+	if sub.Status.PreviousSubmission != "" {
+		msg = "continues " + sub.Status.PreviousSubmission
+	}
+	setSubmissionCondition(sub, fv1.ConditionContinuityVerified, metav1.ConditionTrue, fv1.ReasonVerified, msg)
+	setSubmissionCondition(sub, fv1.ConditionAnchored, metav1.ConditionFalse, fv1.ReasonPending, "waits for the next cross-anchor")
+}
+
+// checkSignature returns the reason and message when sub's header is not signed by op's
+// current key, or sub's fields are not the header's.
+func checkSignature(sub *fv1.Submission, op *fv1.FederationOperator) (reason, msg string) {
+	pub, err := protocol.ParsePublicKeyPEM([]byte(sub.Spec.PublicKeyPEM))
+	if err != nil {
+		return fv1.ReasonSignatureInvalid, fmt.Sprintf("publicKeyPEM: %v", err)
+	}
+	current, err := protocol.ParsePublicKeyPEM([]byte(op.Spec.PublicKeyPEM))
+	if err != nil || !pub.Equal(current) {
+		return fv1.ReasonSignatureInvalid, "signed by a key that is not " + op.Name + "'s current key"
+	}
+	h, err := protocol.VerifySignedHeader([]byte(sub.Spec.SignedHeader), string(sub.Spec.Signature), pub)
+	if err != nil {
+		return fv1.ReasonSignatureInvalid, fmt.Sprintf("signedHeader: %v", err)
+	}
+	s := &sub.Spec
+	for _, c := range [...]struct{ field, spec, header string }{
+		{"chainSignature", string(s.ChainSignature), h.ChainSignature},
+		{"entryCount", strconv.FormatInt(s.EntryCount, 10), strconv.FormatInt(h.EntryCount, 10)},
+		{"firstSeq", strconv.FormatInt(s.FirstSeq, 10), strconv.FormatInt(h.FirstSeq, 10)},
+		{"lastSeq", strconv.FormatInt(s.LastSeq, 10), strconv.FormatInt(h.LastSeq, 10)},
+		{"firstPrevHash", string(s.FirstPrevHash), h.FirstPrevHash},
+		{"lastHMACHash", string(s.LastHMACHash), h.LastHMACHash},
+		{"exportedAt", string(s.ExportedAt), h.ExportedAt},
+	} {
+		if c.spec != c.header {
+			return fv1.ReasonHeaderMismatch, fmt.Sprintf("spec.%s is %s, the signed header says %s", c.field, c.spec, c.header)
+		}
+	}
+	return "", ""
+}
+
+// checkContinuity returns the reason and message when sub does not follow head.
+func checkContinuity(sub *fv1.Submission, head *fv1.SubmissionHead) (reason, msg string) {
+	if head == nil {
+		return "", ""
+	}
+	s := &sub.Spec
+	switch {
+	case s.FirstSeq != head.LastSeq+1:
+		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_seq is %d, want %d: %s ended at seq %d",
+			s.FirstSeq, head.LastSeq+1, head.Submission, head.LastSeq)
+	case s.FirstPrevHash != head.LastHMACHash:
+		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_prev_hash is %s, want %s, the last hmac_hash of %s",
+			s.FirstPrevHash, head.LastHMACHash, head.Submission)
+	case s.EntryCount < head.EntryCount:
+		return fv1.ReasonEntryCountRegression, fmt.Sprintf("entry_count %d is below %d, that of %s",
+			s.EntryCount, head.EntryCount, head.Submission)
+	}
+	return "", ""
+}
+
+func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
+		Reason: reason, Message: msg, ObservedGeneration: sub.Generation})
+}
+
+func (r *SubmissionReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager indexes operators and submissions by operator ID, and requeues an
+// operator's waiting submissions when the operator changes.
+func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
+		return []string{string(o.(*fv1.FederationOperator).Status.OperatorID)}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &fv1.Submission{}, operatorIDIndex, func(o client.Object) []string {
+		return []string{string(o.(*fv1.Submission).Spec.OperatorID)}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&fv1.Submission{}).
+		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).
+		Named("submission").
+		Complete(r)
+}
+
+// waiting maps an operator to its submissions without a verdict.
+func (r *SubmissionReconciler) waiting(ctx context.Context, o client.Object) []reconcile.Request {
+	id := o.(*fv1.FederationOperator).Status.OperatorID
+	if id == "" {
+		return nil
+	}
+	var subs fv1.SubmissionList
+	if err := r.List(ctx, &subs, client.InNamespace(o.GetNamespace()), client.MatchingFields{operatorIDIndex: string(id)}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range subs.Items {
+		if !done(&subs.Items[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&subs.Items[i])})
+		}
+	}
+	return reqs
+}
