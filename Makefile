@@ -54,7 +54,7 @@ lint: golangci-lint ## Run golangci-lint.
 .PHONY: test
 test: manifests generate fmt vet setup-envtest rekor-up ## Run every test against a real API server (envtest) and a real Rekor.
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 \
-		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -coverprofile cover.out
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -coverprofile cover.out
 
 .PHONY: bench
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).

@@ -57,15 +57,12 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	before := sub.Status.DeepCopy()
 	var ev *event
 	var retry time.Duration
-	switch {
-	case op == nil:
+	if op == nil {
 		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown,
 			fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID))
 		retry = unknownOperatorRetry
-	default:
-		if ev, err = r.verify(ctx, &sub, op); err != nil {
-			return ctrl.Result{}, err
-		}
+	} else if ev, err = r.verify(ctx, &sub, op); err != nil {
+		return ctrl.Result{}, err
 	}
 	sub.Status.ObservedGeneration = sub.Generation
 	if !equality.Semantic.DeepEqual(before, &sub.Status) {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +20,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
 var (

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -81,14 +82,17 @@ var _ = Describe("API validation", func() {
 			case "create":
 				c.change(obj)
 				err = k8sClient.Create(ctx, obj)
-			case "update":
+			case "update", "status":
 				Expect(k8sClient.Create(ctx, obj)).To(Succeed())
-				c.change(obj)
-				err = k8sClient.Update(ctx, obj)
-			case "status":
-				Expect(k8sClient.Create(ctx, obj)).To(Succeed())
-				c.change(obj)
-				err = k8sClient.Status().Update(ctx, obj)
+				// The controllers write status meanwhile: change the latest version.
+				err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+					c.change(obj)
+					if c.on == "status" {
+						return k8sClient.Status().Update(ctx, obj)
+					}
+					return k8sClient.Update(ctx, obj)
+				})
 			default:
 				Fail("unknown case kind " + c.on)
 			}

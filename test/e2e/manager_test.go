@@ -18,11 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// startAPIServer runs etcd and kube-apiserver for one test and returns a client and an
+// startAPIServer runs etcd and kube-apiserver with the federation CRDs installed, as
+// `kubectl apply -k config/default` would, for one test and returns a client and an
 // administrator's kubeconfig.
 func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t)}
+	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t),
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("start API server: %v", err)
