@@ -80,22 +80,10 @@ var _ = Describe("config/samples", func() {
 		Expect(out).To(ContainSubstring("submission.federation.cairn.dev/op-032760a40378d8c2-1 created"))
 		Expect(out).To(ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001 created"))
 
-		By("giving the operator a status, as the controller will")
-		fo := &federationv1alpha1.FederationOperator{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "acme-research"}, fo)).To(Succeed())
-		fo.Status.OperatorID = "op_032760a40378d8c2"
-		fo.Status.Phase = federationv1alpha1.PhaseActive
-		fo.Status.Head = &federationv1alpha1.SubmissionHead{
-			Submission:   "op-032760a40378d8c2-1",
-			LastSeq:      42,
-			LastHMACHash: "289ddcf0a1127bb76bfe143e36224c9e802812111efdf9c33ced8692444616cc",
-			EntryCount:   42,
-		}
-		Expect(k8sClient.Status().Update(ctx, fo)).To(Succeed())
-
-		out = k.run("get", "fo", "-n", ns)
-		Expect(out).To(MatchRegexp(`NAME\s+ORG\s+OPERATOR ID\s+PHASE\s+LAST SUBMISSION\s+AGE`))
-		Expect(out).To(MatchRegexp(`acme-research\s+Acme Research\s+op_032760a40378d8c2\s+Active\s+op-032760a40378d8c2-1\s+\d+s`))
+		By("waiting for the controllers to register the operator and accept its submission")
+		Eventually(func() string { return k.run("get", "fo", "-n", ns) }).Should(And(
+			MatchRegexp(`NAME\s+ORG\s+OPERATOR ID\s+PHASE\s+LAST SUBMISSION\s+AGE`),
+			MatchRegexp(`acme-research\s+Acme Research\s+op_032760a40378d8c2\s+Active\s+op-032760a40378d8c2-1\s+\d+s`)))
 		Expect(k.run("get", "fo", "-n", ns, "-o", "wide")).To(MatchRegexp(`LAST SUBMISSION\s+READY\s+AGE`))
 
 		Expect(k.run("get", "fed", "-n", ns)).To(MatchRegexp(

@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -24,7 +26,12 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
+// testRetrySchedule replaces the 1m, 5m, ... waits between log uploads, so that the
+// outage specs see several retries in seconds.
+var testRetrySchedule = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+
 var (
+	suiteLogs *Logs // the controllers' transparency logs, which specs stop and restart
 	ctx       context.Context
 	cancel    context.CancelFunc
 	testEnv   *envtest.Environment
@@ -64,7 +71,9 @@ var _ = BeforeSuite(func() {
 	By("starting the controllers")
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(Setup(ctx, mgr)).To(Succeed())
+	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid()))}
+	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
+	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

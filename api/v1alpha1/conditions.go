@@ -73,6 +73,11 @@ const (
 	// ReasonOperatorUnknown means a submission names an operator that is not registered and
 	// Active in the namespace; it is retried.
 	ReasonOperatorUnknown = "OperatorUnknown"
+	// ReasonNotEnoughParticipants means fewer operators have pending submissions than
+	// spec.minParticipants; the anchor waits for the next interval.
+	ReasonNotEnoughParticipants = "NotEnoughParticipants"
+	// ReasonLogRefused means the transparency log refused a record; it is not retried.
+	ReasonLogRefused = "LogRefused"
 	// ReasonHeaderMismatch means a submission's fields differ from its signed header.
 	ReasonHeaderMismatch = "HeaderMismatch"
 )

@@ -64,6 +64,16 @@ type CrossAnchorSpec struct {
 
 // InclusionProof proves a log entry is in the log's tree at a given size (RFC 6962).
 type InclusionProof struct {
+	// logIndex is the leaf's index in the tree the proof is against; it differs from the
+	// entry's log index only on a sharded Rekor.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	LogIndex int64 `json:"logIndex,omitempty"`
+
+	// logID is the hex SHA-256 of the log's public key (PKIX DER).
+	// +optional
+	LogID Hash `json:"logID,omitempty"`
+
 	// treeSize is the size of the tree the proof is against.
 	// +required
 	// +kubebuilder:validation:Minimum=1

@@ -120,9 +120,10 @@ type FederationStatus struct {
 	// +optional
 	PublicKeyFingerprint Hash `json:"publicKeyFingerprint,omitempty"`
 
-	// genesisAnchor is the first record the federation logged.
+	// genesisLogEntry is where the genesis record, which states the federation's public
+	// key, landed in the transparency log: the first record the federation logs.
 	// +optional
-	GenesisAnchor *AnchorSummary `json:"genesisAnchor,omitempty"`
+	GenesisLogEntry *LogEntry `json:"genesisLogEntry,omitempty"`
 
 	// lastAnchor is the most recent cross-anchor.
 	// +optional

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ func newDevOptions() *devOptions {
 	m.MetricsBindAddress = "127.0.0.1:8080"
 	m.MetricsSecure = false
 	m.HealthProbeBindAddress = "127.0.0.1:8081"
+	m.LogDir = "" // <dir>/tlog unless --log-dir says otherwise
 	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m}
 }
 
@@ -82,6 +84,9 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		}
 	}()
 
+	if o.manager.LogDir == "" {
+		o.manager.LogDir = filepath.Join(o.env.Dir, "tlog")
+	}
 	mgr, err := operator.New(ctx, env.Config, o.manager)
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ var Vars = []Var{
 	{Name: "CAIRN_HEALTH_PROBE_BIND_ADDRESS", Flag: "health-probe-bind-address", Description: "address of the manager's /healthz and /readyz endpoints"},
 	{Name: "CAIRN_LEADER_ELECT", Flag: "leader-elect", Description: "elect one active manager among replicas"},
 	{Name: "CAIRN_LEADER_ELECTION_NAMESPACE", Flag: "leader-election-namespace", Description: "namespace of the leader election Lease"},
+	{Name: "CAIRN_LOG_DIR", Flag: "log-dir", Description: "directory of the embedded transparency logs"},
 	{Name: "CAIRN_DEV_DIR", Flag: "dir", Description: "state directory of cairn dev (etcd data, kubeconfig)"},
 	{Name: "CAIRN_DB_PATH", Flag: "db", Description: "path of the chain's SQLite file"},
 	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},

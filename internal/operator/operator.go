@@ -46,6 +46,8 @@ type Options struct {
 	LeaderElect bool
 	// LeaderElectionNamespace holds the Lease; empty means the manager's own namespace.
 	LeaderElectionNamespace string
+	// LogDir holds the embedded transparency logs (a PersistentVolume in a cluster).
+	LogDir string
 }
 
 // NewOptions returns the defaults for a manager running in a cluster.
@@ -54,6 +56,7 @@ func NewOptions() *Options {
 		MetricsBindAddress:     ":8443",
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":8081",
+		LogDir:                 "/var/lib/cairn/tlog",
 	}
 }
 
@@ -69,6 +72,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"elect a leader so that only one replica anchors; every replica still serves the API")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"namespace of the leader election Lease (default: the manager's namespace)")
+	fs.StringVar(&o.LogDir, "log-dir", o.LogDir,
+		"directory of the embedded transparency logs, one per Federation (a persistent volume)")
 }
 
 // Validate reports options that cannot work together.
@@ -106,7 +111,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -1,0 +1,166 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// This file is the anchor run: pick the pending submissions, sign a cross-anchor over the
+// latest of each operator, create its CrossAnchor, then mark the submissions it covers.
+// Every step can be repeated after a crash: finishAnchors completes the marking of any
+// CrossAnchor newer than status.lastAnchor before a new run starts.
+
+// errNotEnoughParticipants means fewer operators have pending submissions than the
+// Federation's minParticipants.
+var errNotEnoughParticipants = errors.New("not enough participants")
+
+// pendingSubmissions returns the accepted, unanchored submissions in fed's namespace, as
+// from reads them (the cache for counting, the API server for an anchor run).
+func pendingSubmissions(ctx context.Context, from client.Reader, fed *fv1.Federation) ([]fv1.Submission, error) {
+	var all fv1.SubmissionList
+	if err := from.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all.Items, func(s fv1.Submission) bool { return !isPending(&s) }), nil
+}
+
+func isPending(s *fv1.Submission) bool {
+	return !s.Status.Anchored && meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified))
+}
+
+// anchor makes one cross-anchor over pending and marks what it covers. It returns
+// errNotEnoughParticipants, and makes nothing, when too few operators take part.
+func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
+	latest := map[fv1.OperatorID]*fv1.Submission{}
+	for i := range pending {
+		s := &pending[i]
+		if cur, ok := latest[s.Spec.OperatorID]; !ok || s.Spec.LastSeq > cur.Spec.LastSeq {
+			latest[s.Spec.OperatorID] = s
+		}
+	}
+	if len(latest) < int(max(fed.Spec.MinParticipants, 1)) {
+		return nil, fmt.Errorf("%w: %d operators have pending submissions, minParticipants is %d",
+			errNotEnoughParticipants, len(latest), fed.Spec.MinParticipants)
+	}
+	now := r.now().UTC()
+	receipt := protocol.Receipt{AnchoredAt: protocol.FormatAnchoredAt(now)}
+	for id, s := range latest {
+		receipt.ParticipatingOperators = append(receipt.ParticipatingOperators,
+			protocol.Participant{OperatorID: string(id), ChainSignature: string(s.Spec.ChainSignature)})
+	}
+	protocol.SortParticipants(receipt.ParticipatingOperators)
+	var err error
+	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {
+		return nil, err
+	}
+	if receipt.AnchorID, err = r.nextAnchorID(ctx, fed.Namespace, now); err != nil {
+		return nil, err
+	}
+	if _, err := protocol.SignReceipt(&receipt, key); err != nil {
+		return nil, err
+	}
+	ca := &fv1.CrossAnchor{
+		ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: receipt.AnchorID, Labels: map[string]string{federationLabel: fed.Name}},
+		Spec: fv1.CrossAnchorSpec{
+			AnchorID:               fv1.AnchorID(receipt.AnchorID),
+			AnchoredAt:             receipt.AnchoredAt,
+			CrossAnchorHash:        fv1.Hash(receipt.CrossAnchorHash),
+			FederationSignature:    fv1.Signature(receipt.FederationSignature),
+			FederationPublicKeyPEM: fv1.PublicKeyPEM(receipt.FederationPublicKeyPEM),
+		},
+	}
+	for _, p := range receipt.ParticipatingOperators {
+		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: fv1.OperatorID(p.OperatorID), ChainSignature: fv1.Hash(p.ChainSignature)})
+	}
+	if err := r.Create(ctx, ca); err != nil {
+		return nil, fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
+	}
+	return ca, r.markCovered(ctx, fed, ca)
+}
+
+// nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's
+// highest sequence in the namespace.
+func (r *FederationReconciler) nextAnchorID(ctx context.Context, namespace string, now time.Time) (string, error) {
+	var anchors fv1.CrossAnchorList
+	if err := r.APIReader.List(ctx, &anchors, client.InNamespace(namespace)); err != nil {
+		return "", err
+	}
+	prefix := "anchor-" + now.Format("20060102") + "-"
+	next := 1
+	for _, a := range anchors.Items {
+		if n, err := strconv.Atoi(strings.TrimPrefix(a.Name, prefix)); err == nil && strings.HasPrefix(a.Name, prefix) {
+			next = max(next, n+1)
+		}
+	}
+	if next > 999 {
+		return "", fmt.Errorf("%s999 exists: no more anchors today", prefix)
+	}
+	return fmt.Sprintf("%s%03d", prefix, next), nil
+}
+
+// markCovered marks the submissions ca covers as anchored by it: for each participant, its
+// operator's pending submissions up to the one whose chain_signature ca holds. Marked
+// submissions are skipped, so a repeat marks nothing twice and no submission is in two
+// anchors. Then ca becomes fed's last anchor.
+func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+	var all fv1.SubmissionList
+	if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
+		return err
+	}
+	upTo := map[fv1.OperatorID]int64{}
+	for _, p := range ca.Spec.Participants {
+		for _, s := range all.Items {
+			if s.Spec.OperatorID == p.OperatorID && s.Spec.ChainSignature == p.ChainSignature {
+				upTo[p.OperatorID] = s.Spec.LastSeq
+			}
+		}
+	}
+	for i := range all.Items {
+		s := &all.Items[i]
+		last, ok := upTo[s.Spec.OperatorID]
+		if !ok || !isPending(s) || s.Spec.LastSeq > last {
+			continue
+		}
+		s.Status.Anchored, s.Status.AnchorRef = true, ca.Spec.AnchorID
+		setSubmissionCondition(s, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
+		if err := r.Status().Update(ctx, s); err != nil {
+			return fmt.Errorf("mark submission %s anchored: %w", s.Name, err)
+		}
+	}
+	at, _ := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt)
+	fed.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: ca.Spec.AnchorID, AnchoredAt: metav1.NewTime(at), CrossAnchorHash: ca.Spec.CrossAnchorHash}
+	return nil
+}
+
+// finishAnchors completes, in order, the marking of every CrossAnchor of fed newer than
+// its last anchor: a run that stopped after creating one.
+func (r *FederationReconciler) finishAnchors(ctx context.Context, fed *fv1.Federation) error {
+	var anchors fv1.CrossAnchorList
+	if err := r.APIReader.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
+		return err
+	}
+	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
+	for i := range anchors.Items {
+		ca := &anchors.Items[i]
+		if fed.Status.LastAnchor != nil && ca.Name <= string(fed.Status.LastAnchor.AnchorID) {
+			continue
+		}
+		if err := r.markCovered(ctx, fed, ca); err != nil {
+			return err
+		}
+	}
+	return nil
+}

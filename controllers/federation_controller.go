@@ -1,0 +1,262 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// logRetry is how soon a Federation whose log did not answer is reconciled again.
+const logRetry = time.Minute
+
+// FederationReconciler keeps a Federation's keys and log ready and anchors on its
+// schedule: it generates the signing key and admin token into Secrets when absent, logs
+// the genesis record once, and runs a cross-anchor at lastAnchor + anchorInterval, or
+// earlier once pendingThreshold submissions wait, by requeueing itself (no CronJob).
+type FederationReconciler struct {
+	client.Client
+	// APIReader reads past the cache, so that an anchor run never acts on a stale view.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Logs      *Logs
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconcile brings one Federation's status up to date and anchors when due.
+func (r *FederationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var fed fv1.Federation
+	if err := r.Get(ctx, req.NamespacedName, &fed); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := fed.Status.DeepCopy()
+	result, err := r.sync(ctx, &fed)
+	fed.Status.ObservedGeneration = fed.Generation
+	if !equality.Semantic.DeepEqual(before, &fed.Status) {
+		err = errors.Join(err, r.Status().Update(ctx, &fed))
+	}
+	return result, err
+}
+
+func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (ctrl.Result, error) {
+	key, err := r.loadKey(ctx, fed)
+	if err != nil || key == nil {
+		return ctrl.Result{}, err
+	}
+	if err := ensureAdminSecret(ctx, r.Client, fed); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.finishAnchors(ctx, fed); err != nil {
+		return ctrl.Result{}, err
+	}
+	logReady := r.logGenesis(ctx, fed, key)
+
+	pending, err := pendingSubmissions(ctx, r.Client, fed)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.countOperators(ctx, fed); err != nil {
+		return ctrl.Result{}, err
+	}
+	fed.Status.PendingCount = int32(len(pending))
+	now := r.now()
+	due := r.dueAt(fed)
+	threshold := fed.Spec.PendingThreshold != nil && len(pending) >= int(*fed.Spec.PendingThreshold)
+	if !now.Before(due) || threshold {
+		if stale, err := r.stale(ctx, fed); stale || err != nil {
+			return ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		if pending, err = pendingSubmissions(ctx, r.APIReader, fed); err != nil {
+			return ctrl.Result{}, err
+		}
+		ca, err := r.anchor(ctx, fed, key, pending)
+		switch {
+		case errors.Is(err, errNotEnoughParticipants):
+			if len(pending) > 0 { // with nothing pending, the condition still tells of the last anchor
+				r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionFalse, fv1.ReasonNotEnoughParticipants, err.Error())
+			}
+		case err != nil:
+			return ctrl.Result{}, err
+		default:
+			fed.Status.PendingCount -= int32(countCovered(pending, ca))
+			r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "last anchor "+ca.Name)
+			r.Recorder.Eventf(fed, ca, corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor", "anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)
+			logf.FromContext(ctx).Info("anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash)
+		}
+		// The next run is an interval away, whether or not this one anchored.
+		next := metav1.NewTime(now.Add(fed.Spec.AnchorInterval.Duration))
+		fed.Status.NextAnchorTime = &next
+		due = next.Time
+	} else if fed.Status.NextAnchorTime == nil || !fed.Status.NextAnchorTime.Equal(&metav1.Time{Time: due}) {
+		next := metav1.NewTime(due)
+		fed.Status.NextAnchorTime = &next
+	}
+	r.setCondition(fed, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key is loaded and anchoring is scheduled")
+	wait := due.Sub(now)
+	if !logReady {
+		wait = min(wait, logRetry)
+	}
+	return ctrl.Result{RequeueAfter: max(wait, time.Second)}, nil
+}
+
+// stale reports whether the cache holds an older fed than the API server: a run must
+// then wait, or it could miss the last anchor's status and anchor the same submissions
+// twice.
+func (r *FederationReconciler) stale(ctx context.Context, fed *fv1.Federation) (bool, error) {
+	var fresh fv1.Federation
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fed), &fresh); err != nil {
+		return false, err
+	}
+	return fresh.ResourceVersion != fed.ResourceVersion, nil
+}
+
+// loadKey reads (or generates) the signing key and publishes its public half. A Secret
+// holding no usable key leaves the Federation not ready, and a nil key.
+func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation) (ed25519.PrivateKey, error) {
+	key, created, err := federationKey(ctx, r.Client, fed)
+	if err != nil {
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, err.Error())
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, "no usable signing key")
+		return nil, nil // waits for the Secret to be fixed
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	pemText, err := protocol.MarshalPublicKeyPEM(pub)
+	if err != nil {
+		return nil, err
+	}
+	fed.Status.PublicKeyPEM = fv1.PublicKeyPEM(pemText)
+	fed.Status.PublicKeyFingerprint = fv1.Hash(protocol.Fingerprint(pub))
+	switch {
+	case created:
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyGenerated, "the signing key was generated into its Secret")
+	case !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionKeyReady)):
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key was read from its Secret")
+	}
+	return key, nil
+}
+
+// logGenesis opens fed's log and records the genesis record once. It reports whether
+// the log answered.
+func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) bool {
+	log, err := r.Logs.For(ctx, r.Client, fed)
+	if err == nil && fed.Status.GenesisLogEntry == nil {
+		var body []byte
+		body, err = protocol.NewRecordEntry(protocol.GenesisRecord{Type: protocol.RecordGenesis,
+			Federation: fed.Namespace + "/" + fed.Name, PublicKeyPEM: string(fed.Status.PublicKeyPEM)}, key)
+		if err == nil {
+			var e *tlog.Entry
+			if e, err = log.Upload(ctx, body); err == nil {
+				fed.Status.GenesisLogEntry = logEntryOf(e)
+			}
+		}
+	} else if err == nil {
+		err = log.Reachable(ctx)
+	}
+	if err != nil {
+		r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionFalse, fv1.ReasonLogUnreachable, err.Error())
+		return false
+	}
+	r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionTrue, fv1.ReasonLogReachable, "the transparency log answers")
+	return true
+}
+
+// logEntryOf is the status form of a log entry.
+func logEntryOf(e *tlog.Entry) *fv1.LogEntry {
+	at := metav1.NewTime(e.IntegratedTime)
+	return &fv1.LogEntry{LogIndex: e.Index, UUID: e.UUID, URL: e.URL, IntegratedTime: &at}
+}
+
+// dueAt is when the next anchor run is due: the time status names, if a run (with or
+// without an anchor) set it after the last anchor under the current spec; else an
+// interval after the last anchor, or after the Federation's creation.
+func (r *FederationReconciler) dueAt(fed *fv1.Federation) time.Time {
+	base := fed.CreationTimestamp.Time
+	if fed.Status.LastAnchor != nil {
+		base = fed.Status.LastAnchor.AnchoredAt.Time
+	}
+	if next := fed.Status.NextAnchorTime; next != nil && next.After(base) && fed.Status.ObservedGeneration == fed.Generation {
+		return next.Time
+	}
+	return base.Add(fed.Spec.AnchorInterval.Duration)
+}
+
+// countOperators sets the number of Active operators.
+func (r *FederationReconciler) countOperators(ctx context.Context, fed *fv1.Federation) error {
+	var ops fv1.FederationOperatorList
+	if err := r.List(ctx, &ops, client.InNamespace(fed.Namespace)); err != nil {
+		return err
+	}
+	fed.Status.OperatorCount = 0
+	for _, o := range ops.Items {
+		if o.Status.Phase == fv1.PhaseActive {
+			fed.Status.OperatorCount++
+		}
+	}
+	return nil
+}
+
+// countCovered counts the pending submissions ca covers.
+func countCovered(pending []fv1.Submission, ca *fv1.CrossAnchor) int {
+	n := 0
+	for _, s := range pending {
+		for _, p := range ca.Spec.Participants {
+			if p.OperatorID == s.Spec.OperatorID {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+func (r *FederationReconciler) setCondition(fed *fv1.Federation, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&fed.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
+		Reason: reason, Message: msg, ObservedGeneration: fed.Generation})
+}
+
+func (r *FederationReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager watches Federations, and the Submissions and operators whose changes
+// move their counts and the pending threshold.
+func (r *FederationReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&fv1.Federation{}).
+		Watches(&fv1.Submission{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
+		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
+		Named("federation").
+		Complete(r)
+}
+
+// federationsOf maps an object to the Federations of its namespace.
+func (r *FederationReconciler) federationsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var feds fv1.FederationList
+	if err := r.List(ctx, &feds, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(feds.Items))
+	for _, f := range feds.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&f)})
+	}
+	return reqs
+}

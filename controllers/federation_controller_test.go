@@ -1,0 +1,220 @@
+package controllers
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// newFederation creates a Federation with the embedded log.
+func newFederation(ns string, change func(*fv1.Federation)) *fv1.Federation {
+	GinkgoHelper()
+	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"},
+		Spec: fv1.FederationSpec{AnchorInterval: metav1.Duration{Duration: 6 * time.Hour}, MinParticipants: 1,
+			TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}}}
+	if change != nil {
+		change(fed)
+	}
+	Expect(k8sClient.Create(ctx, fed)).To(Succeed())
+	return fed
+}
+
+func federationStatus(fed *fv1.Federation) func() fv1.FederationStatus {
+	return func() fv1.FederationStatus {
+		var f fv1.Federation
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
+		return f.Status
+	}
+}
+
+func conditionReason(t fv1.ConditionType) func([]metav1.Condition) string {
+	return func(cs []metav1.Condition) string {
+		if c := meta.FindStatusCondition(cs, string(t)); c != nil {
+			return string(c.Status) + "/" + c.Reason
+		}
+		return ""
+	}
+}
+
+// federationSigningKey reads the federation's key from its Secret, as the controllers do.
+func federationSigningKey(fed *fv1.Federation) ed25519.PrivateKey {
+	GinkgoHelper()
+	var s corev1.Secret
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: fed.Name + "-signing-key"}, &s)).To(Succeed())
+	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
+	Expect(err).NotTo(HaveOccurred())
+	return key
+}
+
+func crossAnchors(ns string) []fv1.CrossAnchor {
+	var list fv1.CrossAnchorList
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	return list.Items
+}
+
+// submitFor registers op (under name) and has it submit its first count entries.
+func submitFor(ns string, op testOperator, name string, count int64) string {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, op.object(ns, name))).To(Succeed())
+	Eventually(operatorStatus(ns, name)).Should(WithTransform(phase, Equal(fv1.PhaseActive)))
+	sub := name + "-1"
+	Expect(k8sClient.Create(ctx, op.submission(ns, sub, op.next(0, count)))).To(Succeed())
+	Eventually(submissionStatus(ns, sub)).Should(WithTransform(verdict, Equal(accepted)))
+	return sub
+}
+
+// verifyReceipts checks the receipt of ca for each participant offline: the federation's
+// signature and hash, then the log's proof bundle against the log's key, and that the log
+// entry records this anchor under the federation's key.
+func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
+	GinkgoHelper()
+	key := federationSigningKey(fed)
+	fedPub := key.Public().(ed25519.PublicKey)
+	log, err := suiteLogs.For(ctx, k8sClient, fed)
+	Expect(err).NotTo(HaveOccurred())
+	logKey, err := log.PublicKey(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	raw, err := Receipt(ca, key)
+	Expect(err).NotTo(HaveOccurred())
+	for range ca.Spec.Participants { // each participant is handed the same receipt
+		report, err := protocol.VerifyReceipt(raw, fedPub)
+		Expect(err).NotTo(HaveOccurred())
+		r := report.Receipt
+		Expect(*r.TLogLogIndex).To(Equal(ca.Status.LogEntry.LogIndex))
+		var bundle protocol.LogBundle
+		Expect(jsonUnmarshal(r.TLogEntry, &bundle)).To(Succeed())
+		body, err := protocol.VerifyLogBundle(&bundle, protocol.LogVerifyOptions{Key: logKey})
+		Expect(err).NotTo(HaveOccurred())
+		content, err := protocol.CrossAnchorLogContent(r.CrossAnchorHash)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(protocol.VerifyHashedRekord(body, content, fedPub)).To(Succeed())
+	}
+}
+
+var _ = Describe("Federation", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("generates its keys, publishes the public key and logs the genesis record once", func() {
+		fed := newFederation(ns, nil)
+		Eventually(federationStatus(fed)).Should(And(
+			WithTransform(func(s fv1.FederationStatus) string { return conditionReason(fv1.ConditionKeyReady)(s.Conditions) }, Equal("True/KeyGenerated")),
+			WithTransform(func(s fv1.FederationStatus) *fv1.LogEntry { return s.GenesisLogEntry }, Not(BeNil())),
+			WithTransform(func(s fv1.FederationStatus) string { return conditionReason(fv1.ConditionLogReachable)(s.Conditions) }, Equal("True/LogReachable")),
+		))
+		st := federationStatus(fed)()
+		key := federationSigningKey(fed)
+		Expect(st.PublicKeyFingerprint).To(Equal(fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey)))))
+		for _, name := range []string{"fed-signing-key", "fed-admin", "fed-log-key"} {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{})).To(Succeed(), name)
+		}
+		Expect(st.GenesisLogEntry.LogIndex).To(BeZero())
+		// Touching the Federation neither regenerates the key nor logs the genesis again.
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+		fed.Annotations = map[string]string{"touched": "yes"}
+		Expect(k8sClient.Update(ctx, fed)).To(Succeed())
+		Consistently(federationStatus(fed), "500ms").Should(WithTransform(func(s fv1.FederationStatus) int64 { return s.GenesisLogEntry.LogIndex }, BeZero()))
+		Expect(federationSigningKey(fed)).To(Equal(key))
+	})
+
+	It("uses a signing key that is already in its Secret", func() {
+		op := newTestOperator(30, "key owner")
+		text, err := protocol.MarshalPrivateKeyPEM(op.key)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-signing-key"},
+			Data: map[string][]byte{SigningKeySecretKey: text}})).To(Succeed())
+		fed := newFederation(ns, nil)
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) fv1.PublicKeyPEM { return s.PublicKeyPEM }, Equal(op.pem())))
+		Expect(conditionReason(fv1.ConditionKeyReady)(federationStatus(fed)().Conditions)).To(Equal("True/KeyLoaded"))
+	})
+
+	It("anchors once pendingThreshold submissions wait, and each participant's receipt verifies offline", func() {
+		threshold := int32(3)
+		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.PendingThreshold = &threshold })
+		var subs []string
+		for i := range 3 {
+			subs = append(subs, submitFor(ns, newTestOperator(byte(40+i), fmt.Sprintf("Org %d", i)), fmt.Sprintf("op%d", i), int64(10+i)))
+		}
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
+		ca := crossAnchors(ns)[0]
+		Expect(ca.Name).To(HavePrefix("anchor-" + time.Now().UTC().Format("20060102") + "-001"))
+		Expect(ca.Spec.Participants).To(HaveLen(3))
+		for _, s := range subs {
+			Eventually(submissionStatus(ns, s)).Should(WithTransform(func(st fv1.SubmissionStatus) fv1.AnchorID { return st.AnchorRef }, Equal(ca.Spec.AnchorID)))
+		}
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
+		anchored := getAnchor(ns, ca.Name)
+		verifyReceipts(fed, &anchored)
+		Eventually(federationStatus(fed)).Should(And(
+			WithTransform(func(s fv1.FederationStatus) int32 { return s.PendingCount }, BeZero()),
+			WithTransform(func(s fv1.FederationStatus) int32 { return s.OperatorCount }, Equal(int32(3))),
+		))
+		Eventually(func() []string { return eventReasons(ns, "op0") }).Should(ContainElement(fv1.ReasonAnchored))
+	})
+
+	It("waits for minParticipants operators", func() {
+		threshold := int32(1)
+		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.PendingThreshold, f.Spec.MinParticipants = &threshold, 2 })
+		submitFor(ns, newTestOperator(50, "Alone"), "alone", 5)
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string {
+			return conditionReason(fv1.ConditionAnchored)(s.Conditions)
+		}, Equal("False/NotEnoughParticipants")))
+		Expect(crossAnchors(ns)).To(BeEmpty())
+		submitFor(ns, newTestOperator(51, "Company"), "company", 7)
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
+		Expect(crossAnchors(ns)[0].Spec.Participants).To(HaveLen(2))
+	})
+
+	It("anchors at the interval without a threshold", func() {
+		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.AnchorInterval = metav1.Duration{Duration: time.Minute} })
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+		submitFor(ns, newTestOperator(52, "Patient"), "patient", 3)
+		Consistently(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "5s").Should(BeEmpty())
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "90s").Should(HaveLen(1))
+		at, err := protocol.ParseAnchoredAt(crossAnchors(ns)[0].Spec.AnchoredAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(at).To(BeTemporally(">=", fed.CreationTimestamp.Add(time.Minute)))
+		Expect(federationStatus(fed)().NextAnchorTime.Time).To(BeTemporally("~", at.Add(time.Minute), time.Second))
+	})
+
+	It("keeps an anchor PendingTLog while the log is down, retrying on the schedule, and completes it after restart", func() {
+		threshold := int32(1)
+		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.PendingThreshold = &threshold })
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) *fv1.LogEntry { return s.GenesisLogEntry }, Not(BeNil())))
+		name := client.ObjectKeyFromObject(fed)
+		Expect(suiteLogs.stop(ctx, name)).To(Succeed())
+		submitFor(ns, newTestOperator(53, "Unlucky"), "unlucky", 4)
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
+		ca := crossAnchors(ns)[0].Name
+		Eventually(func() fv1.CrossAnchorStatus { return getAnchor(ns, ca).Status }, "10s").Should(And(
+			WithTransform(func(s fv1.CrossAnchorStatus) fv1.CrossAnchorPhase { return s.Phase }, Equal(fv1.PhasePendingTLog)),
+			WithTransform(func(s fv1.CrossAnchorStatus) int32 { return s.Attempts }, BeNumerically(">=", 3)),
+		))
+		st := getAnchor(ns, ca).Status
+		Expect(st.NextRetryTime).NotTo(BeNil())
+		Expect(conditionReason(fv1.ConditionAnchored)(st.Conditions)).To(Equal("False/PendingTLog"))
+
+		suiteLogs.restart(name)
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca).Status.Phase }, "20s").Should(Equal(fv1.PhaseAnchored))
+		anchored := getAnchor(ns, ca)
+		Expect(anchored.Status.LogEntry.LogIndex).To(Equal(int64(1))) // after the genesis record, once
+		verifyReceipts(fed, &anchored)
+	})
+})
+
+func getAnchor(ns, name string) fv1.CrossAnchor {
+	GinkgoHelper()
+	var ca fv1.CrossAnchor
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ca)).To(Succeed())
+	return ca
+}

@@ -1,0 +1,119 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
+)
+
+// federationLabel marks the objects a Federation's controllers create for it (Secrets,
+// CrossAnchors) with the Federation's name.
+const federationLabel = "federation.cairn.dev/federation"
+
+// Logs opens each Federation's transparency log once and keeps it while the Federation's
+// spec.transparencyLog stays the same. Embedded logs live in Dir/<namespace>/<name>.
+type Logs struct {
+	// Dir holds the embedded logs (a PersistentVolume in a cluster).
+	Dir string
+
+	mu   sync.Mutex
+	open map[types.NamespacedName]*openLog
+}
+
+type openLog struct {
+	spec fv1.TransparencyLog
+	log  tlog.Log
+}
+
+// For returns fed's log, opening it on first use.
+func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (tlog.Log, error) {
+	name := client.ObjectKeyFromObject(fed)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if o, ok := l.open[name]; ok {
+		if equality.Semantic.DeepEqual(o.spec, fed.Spec.TransparencyLog) {
+			return o.log, nil
+		}
+		if err := closeLog(ctx, o.log); err != nil {
+			return nil, err
+		}
+		delete(l.open, name)
+	}
+	var log tlog.Log
+	switch spec := fed.Spec.TransparencyLog; spec.Type {
+	case fv1.TransparencyLogRekor:
+		var pinned []byte
+		if spec.PublicKeyPEM != "" {
+			pinned = []byte(spec.PublicKeyPEM)
+		}
+		rekor, err := tlog.NewRekor(tlog.RekorOptions{URL: spec.URL, PublicKeyPEM: pinned})
+		if err != nil {
+			return nil, err
+		}
+		log = rekor
+	default:
+		key, err := logKey(ctx, c, fed)
+		if err != nil {
+			return nil, err
+		}
+		url := ""
+		if fed.Spec.PublicURL != "" {
+			url = fed.Spec.PublicURL + "/tlog"
+		}
+		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: filepath.Join(l.Dir, fed.Namespace, fed.Name), PrivateKey: key, URL: url})
+		if err != nil {
+			return nil, err
+		}
+		log = embedded
+	}
+	if l.open == nil {
+		l.open = map[types.NamespacedName]*openLog{}
+	}
+	l.open[name] = &openLog{spec: fed.Spec.TransparencyLog, log: log}
+	return log, nil
+}
+
+// stop closes the embedded log of a Federation but keeps it as its log, so that uploads
+// fail as unavailable until restart: a real outage of the embedded log, for tests.
+func (l *Logs) stop(ctx context.Context, name types.NamespacedName) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if o, ok := l.open[name]; ok {
+		return closeLog(ctx, o.log)
+	}
+	return nil
+}
+
+// restart forgets a stopped log, so that the next For opens it again.
+func (l *Logs) restart(name types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.open, name)
+}
+
+// Close closes every open log.
+func (l *Logs) Close(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for name, o := range l.open {
+		errs = append(errs, closeLog(ctx, o.log))
+		delete(l.open, name)
+	}
+	return errors.Join(errs...)
+}
+
+func closeLog(ctx context.Context, log tlog.Log) error {
+	if e, ok := log.(*tlog.Embedded); ok {
+		return e.Close(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// The keys of the Secrets a Federation uses. The Secrets are generated when absent and
+// never overwritten, and carry no owner reference: deleting a Federation must not delete
+// the key its receipts were signed with.
+const (
+	// SigningKeySecretKey holds the federation's Ed25519 private key, PKCS #8 PEM.
+	SigningKeySecretKey = "private.pem"
+	// AdminTokenSecretKey holds the admin bearer token, 64 hex characters.
+	AdminTokenSecretKey = "token"
+	// ChallengeKeySecretKey holds the MAC key of registration challenges, 64 hex characters.
+	ChallengeKeySecretKey = "challenge-key"
+	// LogKeySecretKey holds the embedded log's signed-note private key.
+	LogKeySecretKey = "log.key"
+)
+
+// secretName returns ref's name, or the default "<federation>-<suffix>".
+func secretName(fed *fv1.Federation, ref *fv1.SecretReference, suffix string) string {
+	if ref != nil {
+		return ref.Name
+	}
+	return fed.Name + "-" + suffix
+}
+
+// ensureSecret returns the Secret name in fed's namespace, creating it from generate when
+// it does not exist. created reports whether it was generated now.
+func ensureSecret(ctx context.Context, c client.Client, fed *fv1.Federation, name string, generate func() (map[string][]byte, error)) (s *corev1.Secret, created bool, err error) {
+	s = &corev1.Secret{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: name}, s)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return s, false, err
+	}
+	data, err := generate()
+	if err != nil {
+		return nil, false, err
+	}
+	s = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: name,
+			Labels: map[string]string{federationLabel: fed.Name}},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if err := c.Create(ctx, s); err != nil {
+		if apierrors.IsAlreadyExists(err) { // another reconcile made it: use that one
+			return ensureSecret(ctx, c, fed, name, generate)
+		}
+		return nil, false, err
+	}
+	return s, true, nil
+}
+
+// federationKey returns fed's signing key from its Secret, generating the Secret when
+// absent.
+func federationKey(ctx context.Context, c client.Client, fed *fv1.Federation) (ed25519.PrivateKey, bool, error) {
+	name := secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	s, created, err := ensureSecret(ctx, c, fed, name, func() (map[string][]byte, error) {
+		_, key, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		text, err := protocol.MarshalPrivateKeyPEM(key)
+		return map[string][]byte{SigningKeySecretKey: text}, err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
+	if err != nil {
+		return nil, false, fmt.Errorf("secret %s, key %s: %w", name, SigningKeySecretKey, err)
+	}
+	return key, created, nil
+}
+
+// ensureAdminSecret makes sure fed's admin token and challenge key exist.
+func ensureAdminSecret(ctx context.Context, c client.Client, fed *fv1.Federation) error {
+	_, _, err := ensureSecret(ctx, c, fed, secretName(fed, fed.Spec.AdminTokenSecretRef, "admin"), func() (map[string][]byte, error) {
+		token, key := make([]byte, 32), make([]byte, 32)
+		if _, err := rand.Read(token); err != nil {
+			return nil, err
+		}
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		return map[string][]byte{AdminTokenSecretKey: []byte(hex.EncodeToString(token)), ChallengeKeySecretKey: []byte(hex.EncodeToString(key))}, nil
+	})
+	return err
+}
+
+// logKey returns the embedded log's checkpoint key for fed, generating its Secret when
+// absent. The log's origin names the federation.
+func logKey(ctx context.Context, c client.Client, fed *fv1.Federation) (string, error) {
+	name := secretName(fed, fed.Spec.TransparencyLog.SigningKeySecretRef, "log-key")
+	s, _, err := ensureSecret(ctx, c, fed, name, func() (map[string][]byte, error) {
+		key, err := tlog.GenerateLogKey("cairn.federation/" + fed.Namespace + "/" + fed.Name)
+		return map[string][]byte{LogKeySecretKey: []byte(key)}, err
+	})
+	if err != nil {
+		return "", err
+	}
+	return string(s.Data[LogKeySecretKey]), nil
+}

@@ -1,0 +1,53 @@
+package protocol
+
+import (
+	"crypto/ed25519"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+)
+
+// The records a federation logs besides cross-anchors. Each is logged as a hashedrekord
+// (NewHashedRekord) over its RFC 8785 JSON, signed by the federation key, so that the log
+// holds when the federation said what.
+type (
+	// GenesisRecord states a federation's public key: the first record it logs.
+	GenesisRecord struct {
+		Type         string `json:"type"`       // "genesis"
+		Federation   string `json:"federation"` // "<namespace>/<name>"
+		PublicKeyPEM string `json:"public_key_pem"`
+	}
+
+	// RegistrationRecord states that an operator registered a key, with its proof.
+	RegistrationRecord struct {
+		Type              string `json:"type"` // "registration"
+		Federation        string `json:"federation"`
+		OperatorID        string `json:"operator_id"`
+		OrgName           string `json:"org_name"`
+		PublicKeyPEM      string `json:"public_key_pem"`
+		ProofOfPossession string `json:"proof_of_possession"`
+	}
+
+	// WithdrawalRecord states that an operator withdrew, with its signed statement.
+	WithdrawalRecord struct {
+		Type       string `json:"type"` // "withdrawal"
+		Federation string `json:"federation"`
+		Withdrawal
+	}
+)
+
+// Record types.
+const (
+	RecordGenesis      = "genesis"
+	RecordRegistration = "registration"
+	RecordWithdrawal   = "withdrawal"
+)
+
+// NewRecordEntry returns the hashedrekord body that logs record (one of the *Record
+// types) under the federation key.
+func NewRecordEntry(record any, key ed25519.PrivateKey) ([]byte, error) {
+	content, err := canonical.Marshal(record)
+	if err != nil {
+		return nil, err
+	}
+	return NewHashedRekord(content, key)
+}
