@@ -34,6 +34,8 @@ const operatorKeyIndex = "spec.publicKeyPEM.operatorID"
 type FederationOperatorReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// Logs records registrations, withdrawals and key rotations.
+	Logs *Logs
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -44,14 +46,22 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, &fo); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if fo.Status.Phase == fv1.PhaseWithdrawn {
+	if fo.Status.Phase == fv1.PhaseWithdrawn && fo.Status.WithdrawalLogEntry != nil {
 		return ctrl.Result{}, nil // final: past anchors keep it, nothing undoes it
 	}
 	before := fo.Status.DeepCopy()
-	event, err := r.register(ctx, &fo)
-	if err != nil {
-		return ctrl.Result{}, err
+	var event *event
+	var err error
+	switch fo.Status.Phase {
+	case fv1.PhaseActive:
+		event = r.update(&fo)
+	case fv1.PhaseWithdrawn, fv1.PhaseSuspended:
+	default:
+		if event, err = r.register(ctx, &fo); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
+	retry := r.logRecords(ctx, &fo)
 	fo.Status.ObservedGeneration = fo.Generation
 	if !equality.Semantic.DeepEqual(before, &fo.Status) {
 		if err := r.Status().Update(ctx, &fo); err != nil {
@@ -62,7 +72,7 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 			logf.FromContext(ctx).Info(event.note, "operatorID", fo.Status.OperatorID, "phase", fo.Status.Phase, "reason", event.reason)
 		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
 // event is what a reconcile tells users through a Kubernetes Event.
@@ -70,7 +80,8 @@ type event struct {
 	kind, reason, action, note string
 }
 
-// register decides fo's phase and conditions from its spec and the other operators.
+// register decides whether fo, not yet registered, becomes Active or is Rejected, from its
+// spec and the other operators.
 func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
 	pub, err := protocol.ParsePublicKeyPEM([]byte(fo.Spec.PublicKeyPEM))
 	if err != nil {
@@ -87,12 +98,6 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	if owner != nil && owner.Name != fo.Name {
 		return r.reject(fo, fv1.ReasonDuplicateKey, fmt.Sprintf("operator %s already registered this key", owner.Name)), nil
 	}
-	if fo.Spec.Withdrawal != nil && fo.Status.Phase == fv1.PhaseActive {
-		return r.withdraw(fo, pub), nil
-	}
-	if fo.Status.Phase == fv1.PhaseActive {
-		return nil, nil
-	}
 	now := metav1.NewTime(r.now())
 	fo.Status.Phase = fv1.PhaseActive
 	fo.Status.RegisteredAt = &now
@@ -105,6 +110,96 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	return &event{corev1.EventTypeNormal, fv1.ReasonRegistered, "Register", "registered as " + string(fo.Status.OperatorID)}, nil
 }
 
+// update applies, to an Active operator, a key rotation (a changed publicKeyPEM) or a
+// withdrawal.
+func (r *FederationOperatorReconciler) update(fo *fv1.FederationOperator) *event {
+	current := currentKey(fo)
+	if fo.Spec.PublicKeyPEM != current.PublicKeyPEM {
+		return r.rotate(fo, current)
+	}
+	if fo.Spec.Withdrawal != nil {
+		return r.withdraw(fo, mustKey(current.PublicKeyPEM))
+	}
+	return nil
+}
+
+// mustKey parses a key the API server's validation and the controller have both
+// accepted before; nil if it somehow does not parse, which no signature verifies under.
+func mustKey(pemText fv1.PublicKeyPEM) ed25519.PublicKey {
+	pub, _ := protocol.ParsePublicKeyPEM([]byte(pemText))
+	return pub
+}
+
+// currentKey is the key fo holds now: the last of its key history.
+func currentKey(fo *fv1.FederationOperator) *fv1.KeyRecord {
+	return &fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1]
+}
+
+// rotate moves fo to the key in its spec, if spec.keyRotation is signed by both keys.
+func (r *FederationOperatorReconciler) rotate(fo *fv1.FederationOperator, current *fv1.KeyRecord) *event {
+	currentPub := mustKey(current.PublicKeyPEM)
+	var newPub ed25519.PublicKey
+	err := errors.New("publicKeyPEM changed without a keyRotation")
+	if kr := fo.Spec.KeyRotation; kr != nil {
+		newPub, err = protocol.KeyRotation{OperatorID: protocol.OperatorID(currentPub), NewPublicKey: string(fo.Spec.PublicKeyPEM),
+			RotationAt: string(kr.RotationAt), OldKeySignature: string(kr.OldKeySignature), NewKeySignature: string(kr.NewKeySignature),
+		}.Verify(currentPub, r.now())
+	}
+	if err != nil {
+		msg := fmt.Sprintf("key rotation refused, the current key stays: %v", err)
+		meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
+			Status: metav1.ConditionFalse, Reason: fv1.ReasonKeyRotationInvalid, Message: msg, ObservedGeneration: fo.Generation})
+		return &event{corev1.EventTypeWarning, fv1.ReasonKeyRotationInvalid, "RotateKey", msg}
+	}
+	now := metav1.NewTime(r.now())
+	current.ValidUntil = &now
+	fo.Status.KeyHistory = append(fo.Status.KeyHistory, fv1.KeyRecord{PublicKeyPEM: fo.Spec.PublicKeyPEM,
+		Fingerprint: fv1.Hash(protocol.Fingerprint(newPub)), ValidFrom: now})
+	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
+		Status: metav1.ConditionTrue, Reason: fv1.ReasonKeyRotated, Message: "rotated to " + protocol.Fingerprint(newPub), ObservedGeneration: fo.Generation})
+	return &event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key with fingerprint " + protocol.Fingerprint(newPub)}
+}
+
+// logRecords logs what fo's status says happened and the log does not hold yet: the
+// registration, each key rotation, the withdrawal. It returns how soon to try again when
+// the log did not take them.
+func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.FederationOperator) time.Duration {
+	if r.Logs == nil || fo.Status.Phase == "" || fo.Status.Phase == fv1.PhaseRejected {
+		return 0
+	}
+	id := string(fo.Status.OperatorID)
+	var failed error
+	try := func(dst **fv1.LogEntry, record func(federation string) any) {
+		if *dst != nil || failed != nil {
+			return
+		}
+		*dst, failed = logRecord(ctx, r.Client, r.Logs, fo.Namespace, record)
+	}
+	first := fo.Status.KeyHistory[0]
+	try(&fo.Status.RegistrationLogEntry, func(fed string) any {
+		return protocol.RegistrationRecord{Type: protocol.RecordRegistration, Federation: fed, OperatorID: id, OrgName: fo.Spec.OrgName,
+			PublicKeyPEM: string(first.PublicKeyPEM), ProofOfPossession: string(fo.Spec.ProofOfPossession)}
+	})
+	for i := 1; i < len(fo.Status.KeyHistory); i++ {
+		k, prev := &fo.Status.KeyHistory[i], fo.Status.KeyHistory[i-1]
+		try(&k.LogEntry, func(fed string) any {
+			return protocol.KeyRotationRecord{Type: protocol.RecordKeyRotation, Federation: fed, OperatorID: id,
+				OldPublicKeyPEM: string(prev.PublicKeyPEM), NewPublicKeyPEM: string(k.PublicKeyPEM), ValidFrom: k.ValidFrom.UTC().Format(time.RFC3339)}
+		})
+	}
+	if fo.Status.Phase == fv1.PhaseWithdrawn && fo.Spec.Withdrawal != nil {
+		try(&fo.Status.WithdrawalLogEntry, func(fed string) any {
+			return protocol.WithdrawalRecord{Type: protocol.RecordWithdrawal, Federation: fed,
+				Withdrawal: protocol.Withdrawal{OperatorID: id, At: string(fo.Spec.Withdrawal.At), Signature: string(fo.Spec.Withdrawal.Signature)}}
+		})
+	}
+	if failed != nil {
+		logf.FromContext(ctx).Info("record not logged yet", "operatorID", id, "error", failed.Error())
+		return logRetry
+	}
+	return 0
+}
+
 // keyOwner returns the operator that holds the key of operatorID: of those whose proof of
 // possession verifies, the first created (by name on a tie). Nil when there is none.
 func (r *FederationOperatorReconciler) keyOwner(ctx context.Context, namespace, operatorID string) (*fv1.FederationOperator, error) {
@@ -113,6 +208,10 @@ func (r *FederationOperatorReconciler) keyOwner(ctx context.Context, namespace, 
 		return nil, err
 	}
 	holders := slices.DeleteFunc(same.Items, func(o fv1.FederationOperator) bool {
+		switch o.Status.Phase {
+		case fv1.PhaseActive, fv1.PhaseSuspended, fv1.PhaseWithdrawn: // registered: holds the key it rotated to too
+			return false
+		}
 		pub, err := protocol.ParsePublicKeyPEM([]byte(o.Spec.PublicKeyPEM))
 		return err != nil || protocol.VerifyRegistration(pub, o.Spec.OrgName, string(o.Spec.ProofOfPossession)) != nil
 	})
@@ -129,7 +228,7 @@ func (r *FederationOperatorReconciler) keyOwner(ctx context.Context, namespace, 
 // saying why.
 func (r *FederationOperatorReconciler) withdraw(fo *fv1.FederationOperator, pub ed25519.PublicKey) *event {
 	w := protocol.Withdrawal{OperatorID: string(fo.Status.OperatorID), At: string(fo.Spec.Withdrawal.At), Signature: string(fo.Spec.Withdrawal.Signature)}
-	if err := w.Verify(pub, r.now()); err != nil {
+	if err := w.VerifyAs(string(fo.Status.OperatorID), pub, r.now()); err != nil {
 		msg := fmt.Sprintf("withdrawal: %v", err)
 		if errors.Is(err, protocol.ErrExpired) {
 			msg += " (sign a new one dated now)"

@@ -33,7 +33,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	})); err != nil {
 		return err
 	}
-	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller")}
+	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"), Logs: logs}
 	if err := operators.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("federationoperator controller: %w", err)
 	}

@@ -57,12 +57,19 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	before := sub.Status.DeepCopy()
 	var ev *event
 	var retry time.Duration
-	if op == nil {
+	switch {
+	case op == nil:
 		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown,
 			fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID))
 		retry = unknownOperatorRetry
-	} else if ev, err = r.verify(ctx, &sub, op); err != nil {
-		return ctrl.Result{}, err
+	case op.Status.Phase == fv1.PhaseWithdrawn:
+		msg := fmt.Sprintf("operator %s has withdrawn", op.Name)
+		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonWithdrawn, msg)
+		ev = &event{corev1.EventTypeWarning, fv1.ReasonWithdrawn, "Verify", msg}
+	default:
+		if ev, err = r.verify(ctx, &sub, op); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	sub.Status.ObservedGeneration = sub.Generation
 	if !equality.Semantic.DeepEqual(before, &sub.Status) {
@@ -86,18 +93,22 @@ func done(sub *fv1.Submission) bool {
 	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
 }
 
-// operator returns the Active operator sub names, or nil.
+// operator returns the Active (or else Withdrawn) operator sub names, or nil.
 func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (*fv1.FederationOperator, error) {
 	var ops fv1.FederationOperatorList
 	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
 		return nil, err
 	}
+	var withdrawn *fv1.FederationOperator
 	for i := range ops.Items {
-		if ops.Items[i].Status.Phase == fv1.PhaseActive {
+		switch ops.Items[i].Status.Phase {
+		case fv1.PhaseActive:
 			return &ops.Items[i], nil
+		case fv1.PhaseWithdrawn:
+			withdrawn = &ops.Items[i]
 		}
 	}
-	return nil, nil
+	return withdrawn, nil
 }
 
 // verify checks sub against op and, when it passes, makes it op's head.
@@ -157,8 +168,7 @@ func checkSignature(sub *fv1.Submission, op *fv1.FederationOperator) (reason, ms
 	if err != nil {
 		return fv1.ReasonSignatureInvalid, fmt.Sprintf("publicKeyPEM: %v", err)
 	}
-	current, err := protocol.ParsePublicKeyPEM([]byte(op.Spec.PublicKeyPEM))
-	if err != nil || !pub.Equal(current) {
+	if current := mustKey(currentKey(op).PublicKeyPEM); !pub.Equal(current) {
 		return fv1.ReasonSignatureInvalid, "signed by a key that is not " + op.Name + "'s current key"
 	}
 	h, err := protocol.VerifySignedHeader([]byte(sub.Spec.SignedHeader), string(sub.Spec.Signature), pub)

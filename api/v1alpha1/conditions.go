@@ -70,6 +70,12 @@ const (
 	// ReasonWithdrawalInvalid means spec.withdrawal does not verify (signature, or at more
 	// than five minutes from the controller's clock); the operator stays as it was.
 	ReasonWithdrawalInvalid = "WithdrawalInvalid"
+	// ReasonKeyRotated means the operator moved to a new key with a rotation both keys
+	// signed.
+	ReasonKeyRotated = "KeyRotated"
+	// ReasonKeyRotationInvalid means publicKeyPEM changed without a valid keyRotation; the
+	// current key stays.
+	ReasonKeyRotationInvalid = "KeyRotationInvalid"
 	// ReasonOperatorUnknown means a submission names an operator that is not registered and
 	// Active in the namespace; it is retried.
 	ReasonOperatorUnknown = "OperatorUnknown"

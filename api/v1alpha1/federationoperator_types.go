@@ -63,6 +63,29 @@ type FederationOperatorSpec struct {
 	// withdrawal, once set, withdraws the operator. It cannot be removed.
 	// +optional
 	Withdrawal *Withdrawal `json:"withdrawal,omitempty"`
+
+	// keyRotation moves a registered operator to the key now in publicKeyPEM: change
+	// publicKeyPEM and set keyRotation in the same apply. Without a keyRotation that both
+	// keys signed, a changed publicKeyPEM is refused and the current key stays.
+	// +optional
+	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
+}
+
+// KeyRotation is an operator's signed move to a new key. Both signatures cover the new
+// publicKeyPEM text exactly as applied, immediately followed by rotationAt.
+type KeyRotation struct {
+	// rotationAt is when the rotation was signed; it must be within five minutes of the
+	// controller's clock when it is applied.
+	// +required
+	RotationAt Timestamp `json:"rotationAt"`
+
+	// oldKeySignature is the current key's signature.
+	// +required
+	OldKeySignature Signature `json:"oldKeySignature"`
+
+	// newKeySignature is the new key's signature (proof of possession).
+	// +required
+	NewKeySignature Signature `json:"newKeySignature"`
 }
 
 // SubmissionHead is an operator's last accepted submission: where its next one must start.
@@ -135,6 +158,10 @@ type FederationOperatorStatus struct {
 	// registrationLogEntry records the registration in the transparency log.
 	// +optional
 	RegistrationLogEntry *LogEntry `json:"registrationLogEntry,omitempty"`
+
+	// withdrawalLogEntry records the withdrawal in the transparency log.
+	// +optional
+	WithdrawalLogEntry *LogEntry `json:"withdrawalLogEntry,omitempty"`
 
 	// head is the last accepted submission.
 	// +optional

@@ -27,6 +27,16 @@ type (
 		ProofOfPossession string `json:"proof_of_possession"`
 	}
 
+	// KeyRotationRecord states that an operator moved from one key to another.
+	KeyRotationRecord struct {
+		Type            string `json:"type"` // "key_rotation"
+		Federation      string `json:"federation"`
+		OperatorID      string `json:"operator_id"`
+		OldPublicKeyPEM string `json:"old_public_key_pem"`
+		NewPublicKeyPEM string `json:"new_public_key_pem"`
+		ValidFrom       string `json:"valid_from"`
+	}
+
 	// WithdrawalRecord states that an operator withdrew, with its signed statement.
 	WithdrawalRecord struct {
 		Type       string `json:"type"` // "withdrawal"
@@ -40,6 +50,7 @@ const (
 	RecordGenesis      = "genesis"
 	RecordRegistration = "registration"
 	RecordWithdrawal   = "withdrawal"
+	RecordKeyRotation  = "key_rotation"
 )
 
 // NewRecordEntry returns the hashedrekord body that logs record (one of the *Record

@@ -94,6 +94,19 @@ func (w Withdrawal) Verify(pub ed25519.PublicKey, now time.Time) error {
 	if err := checkOperatorKey(pub, w.OperatorID, "withdrawal"); err != nil {
 		return err
 	}
+	return w.VerifyAs(w.OperatorID, pub, now)
+}
+
+// VerifyAs is Verify for an operator that rotated its key since it registered: it keeps
+// operatorID, the ID of its first key, which w must name (else ErrKeyNotTrusted), while
+// pub is its current key.
+func (w Withdrawal) VerifyAs(operatorID string, pub ed25519.PublicKey, now time.Time) error {
+	if len(pub) != ed25519.PublicKeySize {
+		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
+	}
+	if w.OperatorID != operatorID {
+		return fmt.Errorf("%w: withdrawal names operator %q, not %q", ErrKeyNotTrusted, w.OperatorID, operatorID)
+	}
 	if err := checkStatementTime(w.At, "withdrawal at", now); err != nil {
 		return err
 	}

@@ -245,3 +245,27 @@ func TestNewKeyRotationRejects(t *testing.T) {
 		})
 	}
 }
+
+// After a key rotation the operator keeps the ID of its first key; its withdrawal names
+// that ID and is signed by the current key.
+func TestWithdrawalVerifyAs(t *testing.T) {
+	first := ed25519.NewKeyFromSeed(append(make([]byte, 31), 7))
+	current := ed25519.NewKeyFromSeed(append(make([]byte, 31), 8))
+	id := OperatorID(first.Public().(ed25519.PublicKey))
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	at := now.Format(time.RFC3339)
+	w := Withdrawal{OperatorID: id, At: at, Signature: signB64(current, WithdrawalMessage(id, at))}
+	pub := current.Public().(ed25519.PublicKey)
+	if err := w.VerifyAs(id, pub, now); err != nil {
+		t.Fatalf("VerifyAs: %v", err)
+	}
+	if err := w.Verify(pub, now); !errors.Is(err, ErrKeyNotTrusted) {
+		t.Errorf("Verify with the rotated key: %v, want ErrKeyNotTrusted", err)
+	}
+	if err := w.VerifyAs(OperatorID(pub), pub, now); !errors.Is(err, ErrKeyNotTrusted) {
+		t.Errorf("VerifyAs another ID: %v, want ErrKeyNotTrusted", err)
+	}
+	if err := w.VerifyAs(id, first.Public().(ed25519.PublicKey), now); !errors.Is(err, ErrSignature) {
+		t.Errorf("VerifyAs with the old key: %v, want ErrSignature", err)
+	}
+}
