@@ -40,7 +40,7 @@ var _ = Describe("Operator records", func() {
 		Expect(k8sClient.Create(ctx, obj)).To(Succeed())
 		Eventually(operatorStatus(ns, "rot")).Should(WithTransform(func(s fv1.FederationOperatorStatus) *fv1.LogEntry { return s.RegistrationLogEntry }, Not(BeNil())))
 		st := operatorStatus(ns, "rot")()
-		self := string(fed.Namespace + "/" + fed.Name)
+		self := fed.Namespace + "/" + fed.Name
 		loggedRecord(fed, st.RegistrationLogEntry, protocol.RegistrationRecord{Type: protocol.RecordRegistration, Federation: self,
 			OperatorID: string(op.id()), OrgName: op.org, PublicKeyPEM: string(op.pem()), ProofOfPossession: string(obj.Spec.ProofOfPossession)})
 		Expect(k8sClient.Create(ctx, op.submission(ns, "s1", op.next(0, 10)))).To(Succeed())
