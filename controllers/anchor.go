@@ -44,6 +44,16 @@ func isPending(s *fv1.Submission) bool {
 // anchor makes one cross-anchor over pending and marks what it covers. It returns
 // errNotEnoughParticipants, and makes nothing, when too few operators take part.
 func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
+	ca, err := r.createAnchor(ctx, fed, key, pending)
+	if err != nil {
+		return nil, err
+	}
+	return ca, r.markCovered(ctx, fed, ca)
+}
+
+// createAnchor signs a cross-anchor over the latest pending submission of each operator
+// and creates its CrossAnchor: the first step of a run.
+func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
 	latest := map[fv1.OperatorID]*fv1.Submission{}
 	for i := range pending {
 		s := &pending[i]
@@ -88,7 +98,7 @@ func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, 
 	if err := r.Create(ctx, ca); err != nil {
 		return nil, fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
-	return ca, r.markCovered(ctx, fed, ca)
+	return ca, nil
 }
 
 // nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's

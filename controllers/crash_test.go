@@ -1,0 +1,117 @@
+package controllers
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// These specs leave the cluster as a manager killed at one step of an anchor run leaves
+// it, by doing that run's steps up to there with the same code, and expect the running
+// controllers to finish the run: every submission anchored exactly once, and every anchor
+// in the log with receipts that verify.
+var _ = Describe("An anchor run interrupted", func() {
+	var (
+		ns   string
+		fed  *fv1.Federation
+		subs []string
+		run  *FederationReconciler // the interrupted manager's reconciler
+	)
+	BeforeEach(func() {
+		ns = newNamespace()
+		fed = newFederation(ns, nil) // a 6h interval and no threshold: no run of its own
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) *fv1.LogEntry { return s.GenesisLogEntry }, Not(BeNil())))
+		subs = nil
+		for i := range 4 {
+			op := newTestOperator(byte(70+i), fmt.Sprintf("Crash Org %d", i))
+			subs = append(subs, submitFor(ns, op, fmt.Sprintf("crash%d", i), int64(3+i)))
+		}
+		run = &FederationReconciler{Client: k8sClient, APIReader: k8sClient, Logs: suiteLogs}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+	})
+
+	// createAnchor is the run's first step, as the killed manager did it.
+	createAnchor := func() *fv1.CrossAnchor {
+		GinkgoHelper()
+		pending, err := pendingSubmissions(ctx, k8sClient, fed)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pending).To(HaveLen(len(subs)))
+		ca, err := run.createAnchor(ctx, fed, federationSigningKey(fed), pending)
+		Expect(err).NotTo(HaveOccurred())
+		return ca
+	}
+
+	// restart wakes the Federation's reconciler, as a restarted manager's first reconcile.
+	restart := func() {
+		GinkgoHelper()
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+		fed.Annotations = map[string]string{"restarted": metav1.Now().String()}
+		Expect(k8sClient.Update(ctx, fed)).To(Succeed())
+	}
+
+	// expectFinished checks the outcome a run must have however it was interrupted.
+	expectFinished := func(ca *fv1.CrossAnchor) {
+		GinkgoHelper()
+		for _, s := range subs {
+			Eventually(submissionStatus(ns, s)).Should(WithTransform(func(st fv1.SubmissionStatus) fv1.AnchorID { return st.AnchorRef }, Equal(ca.Spec.AnchorID)))
+		}
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) fv1.AnchorID {
+			if s.LastAnchor == nil {
+				return ""
+			}
+			return s.LastAnchor.AnchorID
+		}, Equal(ca.Spec.AnchorID)))
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
+		Consistently(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "500ms").Should(HaveLen(1), "no second anchor")
+		anchored := getAnchor(ns, ca.Name)
+		verifyReceipts(fed, &anchored)
+	}
+
+	It("finishes after the CrossAnchor was created", func() {
+		ca := createAnchor()
+		restart()
+		expectFinished(ca)
+	})
+
+	It("finishes after half the submissions were marked", func() {
+		ca := createAnchor()
+		for _, name := range subs[:len(subs)/2] {
+			var s fv1.Submission
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)).To(Succeed())
+			s.Status.Anchored, s.Status.AnchorRef = true, ca.Spec.AnchorID
+			setSubmissionCondition(&s, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
+			Expect(k8sClient.Status().Update(ctx, &s)).To(Succeed())
+		}
+		restart()
+		expectFinished(ca)
+	})
+
+	It("logs once when the log took the record before the status said so", func() {
+		// The CrossAnchor controller uploads at once, so the upload that "happened before
+		// the kill" is made first, then the anchor appears as the crashed run left it.
+		log, err := suiteLogs.For(ctx, k8sClient, fed)
+		Expect(err).NotTo(HaveOccurred())
+		pending, err := pendingSubmissions(ctx, k8sClient, fed)
+		Expect(err).NotTo(HaveOccurred())
+		probe := &FederationReconciler{Client: client.NewDryRunClient(k8sClient), APIReader: k8sClient}
+		planned, err := probe.createAnchor(ctx, fed, federationSigningKey(fed), pending)
+		Expect(err).NotTo(HaveOccurred())
+		body, err := crossAnchorRecord(planned, federationSigningKey(fed))
+		Expect(err).NotTo(HaveOccurred())
+		before, err := log.Upload(ctx, body)
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(k8sClient.Create(ctx, planned.DeepCopy())).To(Succeed())
+		restart()
+		expectFinished(planned)
+		Expect(getAnchor(ns, planned.Name).Status.LogEntry.LogIndex).To(Equal(before.Index), "the same entry, not a second one")
+		after, err := log.Entry(ctx, before.Index)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after.Bundle.Verification.InclusionProof.TreeSize).To(Equal(before.Index+1), "nothing logged after it")
+	})
+})
