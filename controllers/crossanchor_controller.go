@@ -127,7 +127,10 @@ func (r *CrossAnchorReconciler) upload(ctx context.Context, fed *fv1.Federation,
 	if err != nil {
 		return nil, &tlog.UnavailableError{Op: "open log", Err: err}
 	}
-	return log.Upload(ctx, body)
+	start := time.Now()
+	e, err := log.Upload(ctx, body)
+	observeUpload(start, err)
+	return e, err
 }
 
 // crossAnchorRecord is the hashedrekord body that logs ca, signed by key.

@@ -96,6 +96,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 		default:
 			fed.Status.PendingCount -= int32(countCovered(pending, ca))
 			r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "last anchor "+ca.Name)
+			anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
 			r.Recorder.Eventf(fed, ca, corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor", "anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)
 			logf.FromContext(ctx).Info("anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash)
 		}
@@ -107,6 +108,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 		next := metav1.NewTime(due)
 		fed.Status.NextAnchorTime = &next
 	}
+	pendingGauge.WithLabelValues(fed.Namespace, fed.Name).Set(float64(fed.Status.PendingCount))
 	r.setCondition(fed, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key is loaded and anchoring is scheduled")
 	wait := due.Sub(now)
 	if !logReady {

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,6 +161,9 @@ var _ = Describe("Federation", func() {
 			WithTransform(func(s fv1.FederationStatus) int32 { return s.OperatorCount }, Equal(int32(3))),
 		))
 		Eventually(func() []string { return eventReasons(ns, "op0") }).Should(ContainElement(fv1.ReasonAnchored))
+		Expect(testutil.ToFloat64(anchorsTotal.WithLabelValues(ns, fed.Name))).To(BeEquivalentTo(1))
+		Expect(testutil.ToFloat64(submissionsTotal.WithLabelValues("accepted", fv1.ReasonVerified))).To(BeNumerically(">=", 3))
+		Expect(testutil.CollectAndCount(logUploadSeconds)).To(BeNumerically(">=", 1))
 	})
 
 	It("waits for minParticipants operators", func() {

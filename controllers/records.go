@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,7 +43,9 @@ func logRecord(ctx context.Context, c client.Client, logs *Logs, namespace strin
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	e, err := log.Upload(ctx, body)
+	observeUpload(start, err)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			return ctrl.Result{}, err
 		}
 		if ev != nil {
+			countVerdict(ev.reason)
 			r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
 			logf.FromContext(ctx).Info(ev.note, "operatorID", sub.Spec.OperatorID, "reason", ev.reason)
 		}
