@@ -12,7 +12,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/devenv"
 	"github.com/cairn-dev/cairn/internal/operator"
 )
@@ -105,6 +111,14 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		stopManager()
 		return <-done
 	}
+	created, err := ensureDevFederation(ctx, env.Config)
+	if err != nil {
+		stopManager()
+		return errors.Join(fmt.Errorf("create the default Federation: %w", err), <-done)
+	}
+	if created {
+		say("federation     created %s/%s with the embedded log in %s", devFederation.Namespace, devFederation.Name, o.manager.LogDir)
+	}
 	say("control plane  %s (etcd data in %s)", env.URL(), o.env.Dir)
 	say("kubeconfig     %s", env.Kubeconfig)
 	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
@@ -123,6 +137,25 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say("stopping manager")
 	stopManager()
 	return <-done
+}
+
+// devFederation is the Federation cairn dev creates when absent: the embedded log and
+// the defaults (6h interval), so registrations applied with kubectl go through.
+var devFederation = types.NamespacedName{Namespace: "default", Name: "cairn"}
+
+// ensureDevFederation creates devFederation unless it exists. It reports whether it did.
+func ensureDevFederation(ctx context.Context, cfg *rest.Config) (bool, error) {
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		return false, err
+	}
+	fed := &federationv1alpha1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: devFederation.Namespace, Name: devFederation.Name},
+		Spec: federationv1alpha1.FederationSpec{TransparencyLog: federationv1alpha1.TransparencyLog{Type: federationv1alpha1.TransparencyLogEmbedded}}}
+	err = c.Create(ctx, fed)
+	if apierrors.IsAlreadyExists(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // waitReady polls url until it answers 200, the manager fails, or ctx ends.

@@ -158,6 +158,8 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 	defer cancel()
 	work := t.TempDir()
 	kubeconfig := filepath.Join(work, ".cairn-dev", "kubeconfig")
+	registered, stopWaiting := context.WithTimeout(ctx, time.Minute)
+	defer stopWaiting()
 	samples, err := filepath.Abs("../../config/samples/federation_v1alpha1_federationoperator.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +174,16 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 		}
 	}
 	kubectl(t, kubeconfig, "apply", "-f", samples)
+	// The default Federation and its embedded log take the registration.
+	// The two records land in the log in either order.
+	waitFor(registered, t, "the sample operator to be registered and logged", "Active true", func() string {
+		out := kubectl(t, kubeconfig, "get", "fo", "acme-research", "-o", "jsonpath={.status.phase} {.status.registrationLogEntry.uuid}")
+		phase, uuid, _ := strings.Cut(out, " ")
+		return fmt.Sprintf("%s %t", phase, len(uuid) == 64)
+	})
+	waitFor(registered, t, "the default Federation's genesis record", "true", func() string {
+		return fmt.Sprint(len(kubectl(t, kubeconfig, "get", "fed", "cairn", "-o", "jsonpath={.status.genesisLogEntry.uuid}")) == 64)
+	})
 	dev.interrupt(t)
 	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
 		t.Errorf("kubeconfig of a stopped control plane was left behind: stat: %v", err)
@@ -184,6 +196,22 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 		t.Errorf("after restart, the operator's orgName is %q, want %q", got, "Acme Research")
 	}
 	dev.interrupt(t)
+}
+
+// waitFor polls get every 200ms until it returns want, failing the test when ctx ends.
+func waitFor(ctx context.Context, t *testing.T, what, want string, get func() string) {
+	t.Helper()
+	for {
+		got := get()
+		if got == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v; last got %q, want %q", what, ctx.Err(), got, want)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func TestDevStopsCleanlyWhenInterruptedWhileStarting(t *testing.T) {
