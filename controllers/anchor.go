@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,9 @@ import (
 // latest of each operator, create its CrossAnchor, then mark the submissions it covers.
 // Every step can be repeated after a crash: finishAnchors completes the marking of any
 // CrossAnchor newer than status.lastAnchor before a new run starts.
+
+// markParallelism is how many submissions are marked anchored at once.
+const markParallelism = 16
 
 // errNotEnoughParticipants means fewer operators have pending submissions than the
 // Federation's minParticipants.
@@ -138,17 +142,31 @@ func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federat
 			}
 		}
 	}
+	// One status write per submission, markParallelism at a time: 10,000 one after
+	// another took most of a run.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(markParallelism)
 	for i := range all.Items {
 		s := &all.Items[i]
 		last, ok := upTo[s.Spec.OperatorID]
 		if !ok || !isPending(s) || s.Spec.LastSeq > last {
 			continue
 		}
-		s.Status.Anchored, s.Status.AnchorRef = true, ca.Spec.AnchorID
-		setSubmissionCondition(s, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
-		if err := r.Status().Update(ctx, s); err != nil {
-			return fmt.Errorf("mark submission %s anchored: %w", s.Name, err)
-		}
+		g.Go(func() error {
+			// A merge patch of the status alone, with the resourceVersion so that a
+			// submission changed meanwhile fails rather than being overwritten.
+			base := s.DeepCopy()
+			s.Status.Anchored, s.Status.AnchorRef = true, ca.Spec.AnchorID
+			setSubmissionCondition(s, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
+			patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+			if err := r.Status().Patch(gctx, s, patch); err != nil {
+				return fmt.Errorf("mark submission %s anchored: %w", s.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	at, _ := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt)
 	fed.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: ca.Spec.AnchorID, AnchoredAt: metav1.NewTime(at), CrossAnchorHash: ca.Spec.CrossAnchorHash}

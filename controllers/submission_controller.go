@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,6 +25,10 @@ import (
 // operatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
 // spec.operatorID.
 const operatorIDIndex = "operatorID"
+
+// submissionWorkers is how many Submissions are verified at once: each waits mostly on
+// two status writes.
+const submissionWorkers = 8
 
 // unknownOperatorRetry is how soon a submission whose operator is not (yet) Active is
 // looked at again; the operator's own changes also requeue it.
@@ -78,7 +83,11 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		if ev != nil {
 			countVerdict(ev.reason)
-			r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
+			// Refusals get an Event; acceptances, the bulk, only their status and a log line:
+			// an Event each cost the API server as much as the verdict itself.
+			if ev.kind == corev1.EventTypeWarning {
+				r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
+			}
 			logf.FromContext(ctx).Info(ev.note, "operatorID", sub.Spec.OperatorID, "reason", ev.reason)
 		}
 	}
@@ -242,6 +251,9 @@ func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Submission{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).
+		// Submissions of different operators are independent, and two of one operator
+		// are kept in order by the head's optimistic concurrency.
+		WithOptions(controller.Options{MaxConcurrentReconciles: submissionWorkers}).
 		Named("submission").
 		Complete(r)
 }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -21,6 +22,7 @@ var (
 	benchOnce   sync.Once
 	benchEnv    *envtest.Environment
 	benchClient client.Client
+	benchConfig *rest.Config
 	benchErr    error
 )
 
@@ -44,6 +46,7 @@ func benchNamespace(b *testing.B) (client.Client, string) {
 			benchErr = err
 			return
 		}
+		benchConfig = cfg
 		benchClient, benchErr = client.New(cfg, client.Options{Scheme: newScheme()})
 	})
 	if benchErr != nil {

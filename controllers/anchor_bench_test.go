@@ -1,0 +1,176 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// createAll creates n objects made by make, 32 at a time.
+func createAll(b *testing.B, c client.Client, n int, make func(i int) client.Object, after func(client.Object) error) {
+	b.Helper()
+	g, ctx := errgroup.WithContext(context.Background())
+	g.SetLimit(32)
+	for i := range n {
+		g.Go(func() error {
+			o := make(i)
+			if err := c.Create(ctx, o); err != nil {
+				return err
+			}
+			if after != nil {
+				return after(o)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkAnchorRun10k times one anchor run over 10,000 pending submissions from 10,000
+// operators on a real API server: list them, sign the cross-anchor, create the CrossAnchor
+// (about 1.1 MB), and mark every submission anchored. The log leg is not included.
+func BenchmarkAnchorRun10k(b *testing.B) {
+	const n = 10_000
+	c, _ := benchNamespace(b)
+	_, key, _ := ed25519.GenerateKey(nil)
+	for range b.N {
+		b.StopTimer()
+		_, ns := benchNamespace(b)
+		fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bench"}}
+		base := &fv1.Submission{}
+		if err := decodeSample("federation_v1alpha1_submission.yaml", base); err != nil {
+			b.Fatal(err)
+		}
+		createAll(b, c, n, func(i int) client.Object {
+			s := base.DeepCopy()
+			sum := sha256.Sum256(fmt.Appendf(nil, "chain %d", i))
+			s.Namespace, s.Name = ns, fmt.Sprintf("sub-%d", i)
+			s.Spec.OperatorID, s.Spec.ChainSignature = fv1.OperatorID(fmt.Sprintf("op_%016x", i)), fv1.Hash(hex.EncodeToString(sum[:]))
+			return s
+		}, func(o client.Object) error {
+			s := o.(*fv1.Submission)
+			s.Status.Ed25519Verified, s.Status.ContinuityVerified = true, true
+			setSubmissionCondition(s, fv1.ConditionContinuityVerified, metav1.ConditionTrue, fv1.ReasonVerified, "benchmark")
+			return c.Status().Update(context.Background(), s)
+		})
+		r := &FederationReconciler{Client: c, APIReader: c}
+		b.StartTimer()
+
+		start := time.Now()
+		pending, err := pendingSubmissions(context.Background(), c, fed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ca, err := r.createAnchor(context.Background(), fed, key, pending)
+		if err != nil {
+			b.Fatal(err)
+		}
+		created := time.Since(start)
+		if err := r.markCovered(context.Background(), fed, ca); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(created.Seconds(), "s-to-create")
+		b.ReportMetric((time.Since(start) - created).Seconds(), "s-to-mark")
+
+		b.StopTimer()
+		left, err := pendingSubmissions(context.Background(), c, fed)
+		if err != nil || len(pending) != n || len(ca.Spec.Participants) != n || len(left) != 0 {
+			b.Fatalf("%d pending, %d participants, %d left after the run: %v", len(pending), len(ca.Spec.Participants), len(left), err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSubmissionsReconciled measures the Submission controller with default
+// settings, in a manager like the real one: 1,000 submissions from 1,000 registered
+// operators are created at once, and the clock stops when every one has its verdict.
+func BenchmarkSubmissionsReconciled(b *testing.B) {
+	const n = 1000
+	RegisterTestingT(b) // the operator fixtures assert with Gomega
+	c, _ := benchNamespace(b)
+	mgr, err := ctrl.NewManager(benchConfig, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := Setup(ctx, mgr, Options{LogDir: b.TempDir()}); err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	for range b.N {
+		b.StopTimer()
+		_, ns := benchNamespace(b)
+		ops := make([]testOperator, n)
+		createAll(b, c, n, func(i int) client.Object {
+			seed := sha256.Sum256(fmt.Appendf(nil, "bench operator %d", i))
+			ops[i] = testOperator{key: ed25519.NewKeyFromSeed(seed[:]), org: fmt.Sprintf("Bench Org %d", i)}
+			return ops[i].object(ns, fmt.Sprintf("op-%d", i))
+		}, nil)
+		waitAll(b, func() (int, error) {
+			var list fv1.FederationOperatorList
+			err := c.List(ctx, &list, client.InNamespace(ns))
+			done := 0
+			for _, o := range list.Items {
+				if o.Status.Phase == fv1.PhaseActive {
+					done++
+				}
+			}
+			return done, err
+		}, n)
+		subs := make([]client.Object, n)
+		for i, op := range ops {
+			subs[i] = op.submission(ns, fmt.Sprintf("sub-%d", i), op.next(0, 10))
+		}
+		b.StartTimer()
+		start := time.Now()
+		createAll(b, c, n, func(i int) client.Object { return subs[i] }, nil)
+		waitAll(b, func() (int, error) {
+			var list fv1.SubmissionList
+			err := c.List(ctx, &list, client.InNamespace(ns))
+			done := 0
+			for _, s := range list.Items {
+				if meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified)) {
+					done++
+				}
+			}
+			return done, err
+		}, n)
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "submissions/s")
+	}
+}
+
+// waitAll polls count every 50ms until it reaches n.
+func waitAll(b *testing.B, count func() (int, error), n int) {
+	b.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		done, err := count()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if done == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d done after 5 minutes", done, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
