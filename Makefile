@@ -55,6 +55,9 @@ lint: golangci-lint ## Run golangci-lint.
 test: manifests generate fmt vet setup-envtest rekor-up ## Run every test against a real API server (envtest) and a real Rekor.
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 \
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -coverprofile cover.out
+	@echo "== the controllers' log specs again, against the local Rekor"
+	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_FEDERATION_LOG=rekor \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./controllers -count=1 -run TestControllers -args -ginkgo.label-filter=log
 
 .PHONY: bench
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).

@@ -16,7 +16,7 @@ import (
 // it, by doing that run's steps up to there with the same code, and expect the running
 // controllers to finish the run: every submission anchored exactly once, and every anchor
 // in the log with receipts that verify.
-var _ = Describe("An anchor run interrupted", func() {
+var _ = Describe("An anchor run interrupted", Label("log"), func() {
 	var (
 		ns   string
 		fed  *fv1.Federation
@@ -50,9 +50,11 @@ var _ = Describe("An anchor run interrupted", func() {
 	// restart wakes the Federation's reconciler, as a restarted manager's first reconcile.
 	restart := func() {
 		GinkgoHelper()
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
-		fed.Annotations = map[string]string{"restarted": metav1.Now().String()}
-		Expect(k8sClient.Update(ctx, fed)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+			fed.Annotations = map[string]string{"restarted": metav1.Now().String()}
+			return k8sClient.Update(ctx, fed)
+		})).To(Succeed())
 	}
 
 	// expectFinished checks the outcome a run must have however it was interrupted.
@@ -118,8 +120,10 @@ var _ = Describe("An anchor run interrupted", func() {
 		restart()
 		expectFinished(planned)
 		Expect(getAnchor(ns, planned.Name).Status.LogEntry.LogIndex).To(Equal(before.Index), "the same entry, not a second one")
-		after, err := log.Entry(ctx, before.Index)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(after.Bundle.Verification.InclusionProof.TreeSize).To(Equal(before.Index+1), "nothing logged after it")
+		if !onRekor() { // the shared Rekor may take other entries meanwhile
+			after, err := log.Entry(ctx, before.Index)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(after.Bundle.Verification.InclusionProof.TreeSize).To(Equal(before.Index+1), "nothing logged after it")
+		}
 	})
 })

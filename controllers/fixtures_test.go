@@ -7,10 +7,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -92,3 +97,44 @@ func (o testOperator) submission(ns, name string, seg segment) *fv1.Submission {
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// suiteLog is the log the Federations of the log specs use: embedded, or the local Rekor
+// of hack/rekor-up.sh when CAIRN_FEDERATION_LOG=rekor (make test runs those specs once
+// each way).
+func suiteLog() fv1.TransparencyLog {
+	if os.Getenv("CAIRN_FEDERATION_LOG") != "rekor" {
+		return fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}
+	}
+	url := os.Getenv("REKOR_URL")
+	Expect(url).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor needs REKOR_URL (hack/rekor-up.sh)")
+	return fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url}
+}
+
+func onRekor() bool { return os.Getenv("CAIRN_FEDERATION_LOG") == "rekor" }
+
+// stopLog makes fed's log unavailable: the embedded log is closed; the local Rekor's
+// server is stopped.
+func stopLog(fed *fv1.Federation) {
+	GinkgoHelper()
+	if onRekor() {
+		rekorScript("stop-rekor")
+		return
+	}
+	Expect(suiteLogs.stop(ctx, client.ObjectKeyFromObject(fed))).To(Succeed())
+}
+
+// restartLog brings fed's log back. The local Rekor's in-memory signer has a new key after
+// a restart, so the client is made again and fetches it.
+func restartLog(fed *fv1.Federation) {
+	GinkgoHelper()
+	if onRekor() {
+		rekorScript("start-rekor")
+	}
+	suiteLogs.restart(client.ObjectKeyFromObject(fed))
+}
+
+func rekorScript(sub string) {
+	GinkgoHelper()
+	out, err := exec.Command("bash", filepath.Join("..", "hack", "rekor-up.sh"), sub).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "hack/rekor-up.sh %s:\n%s", sub, out)
+}

@@ -23,6 +23,9 @@ const federationLabel = "federation.cairn.dev/federation"
 type Logs struct {
 	// Dir holds the embedded logs (a PersistentVolume in a cluster).
 	Dir string
+	// Rekor holds the Rekor client settings other than the URL and the pinned key, which
+	// come from each Federation's spec.
+	Rekor tlog.RekorOptions
 
 	mu   sync.Mutex
 	open map[types.NamespacedName]*openLog
@@ -54,7 +57,9 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 		if spec.PublicKeyPEM != "" {
 			pinned = []byte(spec.PublicKeyPEM)
 		}
-		rekor, err := tlog.NewRekor(tlog.RekorOptions{URL: spec.URL, PublicKeyPEM: pinned})
+		o := l.Rekor
+		o.URL, o.PublicKeyPEM = spec.URL, pinned
+		rekor, err := tlog.NewRekor(o)
 		if err != nil {
 			return nil, err
 		}

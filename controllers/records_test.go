@@ -29,7 +29,7 @@ func loggedRecord(fed *fv1.Federation, entry *fv1.LogEntry, record any) {
 	Expect(protocol.VerifyHashedRekord(body, content, federationSigningKey(fed).Public().(ed25519.PublicKey))).To(Succeed())
 }
 
-var _ = Describe("Operator records", func() {
+var _ = Describe("Operator records", Label("log"), func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
 // testRetrySchedule replaces the 1m, 5m, ... waits between log uploads, so that the
@@ -71,7 +72,9 @@ var _ = BeforeSuite(func() {
 	By("starting the controllers")
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
-	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid()))}
+	// One attempt per Rekor upload, so that an outage shows in seconds, not retries.
+	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid())),
+		Rekor: tlog.RekorOptions{Attempts: 1}}
 	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
 	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule})).To(Succeed())
 	go func() {
