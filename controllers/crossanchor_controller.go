@@ -153,6 +153,7 @@ func (r *CrossAnchorReconciler) record(ca *fv1.CrossAnchor, e *tlog.Entry) {
 		ca.Status.InclusionProof.Hashes = append(ca.Status.InclusionProof.Hashes, fv1.Hash(h))
 	}
 	ca.Status.SignedEntryTimestamp = e.Bundle.Verification.SignedEntryTimestamp
+	ca.Status.EntryBody = e.Bundle.Body
 	ca.Status.NextRetryTime = nil
 	r.setCondition(ca, metav1.ConditionTrue, fv1.ReasonAnchored, fmt.Sprintf("recorded at log index %d", e.Index))
 }

@@ -111,7 +111,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	pendingGauge.WithLabelValues(fed.Namespace, fed.Name).Set(float64(fed.Status.PendingCount))
 	r.setCondition(fed, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key is loaded and anchoring is scheduled")
 	wait := due.Sub(now)
-	if !logReady {
+	if !logReady || rotationPending(fed) {
 		wait = min(wait, logRetry)
 	}
 	return ctrl.Result{RequeueAfter: max(wait, time.Second)}, nil
@@ -128,14 +128,37 @@ func (r *FederationReconciler) stale(ctx context.Context, fed *fv1.Federation) (
 	return fresh.ResourceVersion != fed.ResourceVersion, nil
 }
 
-// loadKey reads (or generates) the signing key and publishes its public half. A Secret
-// holding no usable key leaves the Federation not ready, and a nil key.
+// loadKey reads (or generates) the signing key, rotates it when spec names another
+// Secret, and publishes its public half. A Secret holding no usable key leaves the
+// Federation not ready, and a nil key.
 func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation) (ed25519.PrivateKey, error) {
 	key, created, err := federationKey(ctx, r.Client, fed)
 	if err != nil {
 		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, err.Error())
 		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, "no usable signing key")
 		return nil, nil // waits for the Secret to be fixed
+	}
+	switch {
+	case created:
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyGenerated, "the signing key was generated into its Secret")
+	case !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionKeyReady)):
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key was read from its Secret")
+	}
+	if fed.Status.SigningKeySecret == "" {
+		fed.Status.SigningKeySecret = secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	}
+	if len(fed.Status.KeyHistory) == 0 {
+		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+		if err != nil {
+			return nil, err
+		}
+		fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fv1.PublicKeyPEM(pemText),
+			Fingerprint: fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey))), ValidFrom: metav1.NewTime(r.now())}}
+	}
+	if rotationPending(fed) {
+		if key, err = r.rotateKey(ctx, fed, key); err != nil {
+			return nil, err
+		}
 	}
 	pub := key.Public().(ed25519.PublicKey)
 	pemText, err := protocol.MarshalPublicKeyPEM(pub)
@@ -144,12 +167,6 @@ func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation)
 	}
 	fed.Status.PublicKeyPEM = fv1.PublicKeyPEM(pemText)
 	fed.Status.PublicKeyFingerprint = fv1.Hash(protocol.Fingerprint(pub))
-	switch {
-	case created:
-		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyGenerated, "the signing key was generated into its Secret")
-	case !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionKeyReady)):
-		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key was read from its Secret")
-	}
 	return key, nil
 }
 
@@ -239,13 +256,14 @@ func (r *FederationReconciler) now() time.Time {
 	return time.Now()
 }
 
-// SetupWithManager watches Federations, and the Submissions and operators whose changes
-// move their counts and the pending threshold.
+// SetupWithManager watches Federations, the Submissions and operators whose changes move
+// their counts and the pending threshold, and the CrossAnchors a key rotation waits for.
 func (r *FederationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Federation{}).
 		Watches(&fv1.Submission{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
+		Watches(&fv1.CrossAnchor{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)). // a key rotation waits for them
 		Named("federation").
 		Complete(r)
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"crypto/ed25519"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -14,42 +13,61 @@ import (
 // the log leg is done it names the log entry and carries the log's proof bundle
 // (tlog_entry), and the signature covers tlog_log_index and tlog_url: the federation
 // re-signs the receipt when the log leg completes. key must be the key that signed the
-// anchor (spec.federationPublicKeyPEM).
+// anchor (spec.federationPublicKeyPEM) or a later federation key that re-signed it after
+// a key rotation (status.receiptSignatures).
 func Receipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) ([]byte, error) {
+	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	if fv1.PublicKeyPEM(pemText) != ca.Spec.FederationPublicKeyPEM && !signedBy(ca, fv1.PublicKeyPEM(pemText)) {
+		return nil, fmt.Errorf("receipt of %s: the key given neither signed nor re-signed the anchor", ca.Name)
+	}
+	_, out, err := signReceipt(ca, key)
+	return out, err
+}
+
+// signedBy reports whether a later federation key with PEM pemText re-signed ca.
+func signedBy(ca *fv1.CrossAnchor, pemText fv1.PublicKeyPEM) bool {
+	for _, s := range ca.Status.ReceiptSignatures {
+		if s.PublicKeyPEM == pemText {
+			return true
+		}
+	}
+	return false
+}
+
+// signReceipt builds ca's receipt and signs it with key.
+func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.Receipt, []byte, error) {
 	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash)}
 	for _, p := range ca.Spec.Participants {
 		r.ParticipatingOperators = append(r.ParticipatingOperators, protocol.Participant{OperatorID: string(p.OperatorID), ChainSignature: string(p.ChainSignature)})
 	}
 	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.InclusionProof != nil {
-		bundle, err := logBundle(ca, key)
+		bundle, err := logBundle(ca)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if r.TLogEntry, err = json.Marshal(bundle); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
 		r.TLogLogIndex, r.TLogURL = &index, &url
 	}
 	out, err := protocol.SignReceipt(&r, key)
 	if err != nil {
-		return nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
+		return nil, nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
 	}
-	if r.FederationPublicKeyPEM != string(ca.Spec.FederationPublicKeyPEM) {
-		return nil, fmt.Errorf("receipt of %s: the key given did not sign the anchor", ca.Name)
-	}
-	return out, nil
+	return &r, out, nil
 }
 
-// logBundle rebuilds the log's proof bundle of ca from its status. The entry body is
-// deterministic (Ed25519ph signatures are), so it is made again rather than stored.
-func logBundle(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.LogBundle, error) {
-	body, err := crossAnchorRecord(ca, key)
-	if err != nil {
-		return nil, err
+// logBundle rebuilds the log's proof bundle of ca from its status.
+func logBundle(ca *fv1.CrossAnchor) (*protocol.LogBundle, error) {
+	if ca.Status.EntryBody == "" {
+		return nil, fmt.Errorf("CrossAnchor %s is Anchored without its entry body", ca.Name)
 	}
 	e, p := ca.Status.LogEntry, ca.Status.InclusionProof
-	b := &protocol.LogBundle{UUID: e.UUID, Body: base64.StdEncoding.EncodeToString(body), LogID: string(p.LogID), LogIndex: e.LogIndex,
+	b := &protocol.LogBundle{UUID: e.UUID, Body: ca.Status.EntryBody, LogID: string(p.LogID), LogIndex: e.LogIndex,
 		Verification: protocol.LogVerification{SignedEntryTimestamp: ca.Status.SignedEntryTimestamp,
 			InclusionProof: protocol.InclusionProof{LogIndex: p.LogIndex, RootHash: string(p.RootHash), TreeSize: p.TreeSize, Checkpoint: p.Checkpoint}}}
 	if e.IntegratedTime != nil {

@@ -66,10 +66,18 @@ func ensureSecret(ctx context.Context, c client.Client, fed *fv1.Federation, nam
 	return s, true, nil
 }
 
-// federationKey returns fed's signing key from its Secret, generating the Secret when
-// absent.
+// federationKey returns the key fed signs with now: the one in status.signingKeySecret,
+// or, before the first, the one spec names, generating its Secret when absent.
 func federationKey(ctx context.Context, c client.Client, fed *fv1.Federation) (ed25519.PrivateKey, bool, error) {
-	name := secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	name := fed.Status.SigningKeySecret
+	if name == "" {
+		name = secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	}
+	return signingKey(ctx, c, fed, name)
+}
+
+// signingKey returns the key in Secret name, generating the Secret when absent.
+func signingKey(ctx context.Context, c client.Client, fed *fv1.Federation, name string) (ed25519.PrivateKey, bool, error) {
 	s, created, err := ensureSecret(ctx, c, fed, name, func() (map[string][]byte, error) {
 		_, key, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {

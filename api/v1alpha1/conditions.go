@@ -76,6 +76,9 @@ const (
 	// ReasonKeyRotationInvalid means publicKeyPEM changed without a valid keyRotation; the
 	// current key stays.
 	ReasonKeyRotationInvalid = "KeyRotationInvalid"
+	// ReasonKeyRotationWaiting means the federation key rotation waits for every
+	// cross-anchor signed by the old key to be in the log.
+	ReasonKeyRotationWaiting = "KeyRotationWaiting"
 	// ReasonOperatorUnknown means a submission names an operator that is not registered and
 	// Active in the namespace; it is retried.
 	ReasonOperatorUnknown = "OperatorUnknown"

@@ -95,6 +95,22 @@ type InclusionProof struct {
 	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
+// ReceiptSignature is a later federation key's signature of an anchor's receipt, made
+// when the federation rotated its key: receipts under that key verify too.
+type ReceiptSignature struct {
+	// publicKeyPEM is the key that signed.
+	// +required
+	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM"`
+
+	// signature is its Ed25519 signature over the receipt payload at signedAt.
+	// +required
+	Signature Signature `json:"signature"`
+
+	// signedAt is when it signed.
+	// +optional
+	SignedAt metav1.Time `json:"signedAt,omitzero"`
+}
+
 // CrossAnchorStatus is the anchor's progress into the transparency log.
 type CrossAnchorStatus struct {
 	// observedGeneration is the spec generation this status describes.
@@ -117,6 +133,18 @@ type CrossAnchorStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	SignedEntryTimestamp string `json:"signedEntryTimestamp,omitempty"`
+
+	// entryBody is the log entry's body (the hashedrekord), standard base64, so that
+	// receipts carry the log's proof without the key that signed the entry.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	EntryBody string `json:"entryBody,omitempty"`
+
+	// receiptSignatures are the re-signatures of the receipt by later federation keys.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ReceiptSignatures []ReceiptSignature `json:"receiptSignatures,omitempty"`
 
 	// attempts counts calls to the log that have failed.
 	// +optional

@@ -120,6 +120,19 @@ type FederationStatus struct {
 	// +optional
 	PublicKeyFingerprint Hash `json:"publicKeyFingerprint,omitempty"`
 
+	// signingKeySecret is the Secret holding the current signing key. Pointing
+	// spec.signingKeySecretRef at another Secret rotates the key: a rotation record signed
+	// by both keys is logged, and the anchors of the last 90 days are re-signed.
+	// +optional
+	SigningKeySecret string `json:"signingKeySecret,omitempty"`
+
+	// keyHistory lists every signing key the federation has used, oldest first, each with
+	// the log entry of its rotation record.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	KeyHistory []KeyRecord `json:"keyHistory,omitempty"`
+
 	// genesisLogEntry is where the genesis record, which states the federation's public
 	// key, landed in the transparency log: the first record the federation logs.
 	// +optional

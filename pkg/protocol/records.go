@@ -37,6 +37,19 @@ type (
 		ValidFrom       string `json:"valid_from"`
 	}
 
+	// FederationKeyRotationRecord states that a federation moved to a new signing key.
+	// Both signatures cover RotationMessage(NewPublicKeyPEM, RotatedAt); it is logged
+	// under the old key.
+	FederationKeyRotationRecord struct {
+		Type            string `json:"type"` // "federation_key_rotation"
+		Federation      string `json:"federation"`
+		OldPublicKeyPEM string `json:"old_public_key_pem"`
+		NewPublicKeyPEM string `json:"new_public_key_pem"`
+		RotatedAt       string `json:"rotated_at"`
+		OldKeySignature string `json:"old_key_signature"`
+		NewKeySignature string `json:"new_key_signature"`
+	}
+
 	// WithdrawalRecord states that an operator withdrew, with its signed statement.
 	WithdrawalRecord struct {
 		Type       string `json:"type"` // "withdrawal"
@@ -51,6 +64,8 @@ const (
 	RecordRegistration = "registration"
 	RecordWithdrawal   = "withdrawal"
 	RecordKeyRotation  = "key_rotation"
+
+	RecordFederationKeyRotation = "federation_key_rotation"
 )
 
 // NewRecordEntry returns the hashedrekord body that logs record (one of the *Record

@@ -1,0 +1,87 @@
+package controllers
+
+import (
+	"crypto/ed25519"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+var _ = Describe("Federation key rotation", Label("log"), func() {
+	It("logs a record signed by both keys, re-signs recent anchors and signs new ones with the new key", func() {
+		ns := newNamespace()
+		threshold := int32(1)
+		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.PendingThreshold = &threshold })
+		op := newTestOperator(80, "Witness Org")
+		submitFor(ns, op, "witness", 5)
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
+		first := crossAnchors(ns)[0].Name
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, first).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
+		oldKey := federationSigningKey(fed)
+
+		By("pointing the Federation at a Secret with a new key")
+		newOp := newTestOperator(81, "")
+		text, err := protocol.MarshalPrivateKeyPEM(newOp.key)
+		Expect(err).NotTo(HaveOccurred())
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-signing-key-2"}, Data: map[string][]byte{SigningKeySecretKey: text}}
+		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+			fed.Spec.SigningKeySecretRef = &fv1.SecretReference{Name: secret.Name}
+			return k8sClient.Update(ctx, fed)
+		})).To(Succeed())
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string { return s.SigningKeySecret }, Equal(secret.Name)))
+		st := federationStatus(fed)()
+		Expect(st.PublicKeyPEM).To(Equal(newOp.pem()))
+		Expect(st.KeyHistory).To(HaveLen(2))
+		Expect(st.KeyHistory[0].ValidUntil).NotTo(BeNil())
+		Expect(conditionReason(fv1.ConditionKeyReady)(st.Conditions)).To(Equal("True/KeyRotated"))
+
+		By("the rotation record is in the log under the old key, with both signatures")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		record, err := rotationRecord(fed, oldKey, newOp.key, secret.CreationTimestamp.UTC())
+		Expect(err).NotTo(HaveOccurred())
+		loggedRecord(fed, st.KeyHistory[1].LogEntry, record)
+		msg := protocol.RotationMessage(record.NewPublicKeyPEM, record.RotatedAt)
+		for _, k := range []ed25519.PrivateKey{oldKey, newOp.key} {
+			Expect(ed25519.Verify(k.Public().(ed25519.PublicKey), msg, ed25519.Sign(k, msg))).To(BeTrue())
+		}
+
+		By("the earlier anchor's receipt verifies under both keys")
+		anchored := getAnchor(ns, first)
+		Expect(anchored.Status.ReceiptSignatures).To(HaveLen(1))
+		Expect(anchored.Spec.FederationPublicKeyPEM).NotTo(Equal(newOp.pem()), "the anchor keeps the key that signed it")
+		for _, k := range []ed25519.PrivateKey{oldKey, newOp.key} {
+			raw, err := Receipt(&anchored, k)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = protocol.VerifyReceipt(raw, k.Public().(ed25519.PublicKey))
+			Expect(err).NotTo(HaveOccurred())
+		}
+
+		By("the next anchor is signed with the new key and logged")
+		Expect(k8sClient.Create(ctx, op.submission(ns, "witness-6", op.next(5, 3)))).To(Succeed())
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "10s").Should(HaveLen(2))
+		var second fv1.CrossAnchor
+		for _, ca := range crossAnchors(ns) {
+			if ca.Name != first {
+				second = ca
+			}
+		}
+		Expect(second.Spec.FederationPublicKeyPEM).To(Equal(newOp.pem()))
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, second.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
+		logged := getAnchor(ns, second.Name)
+		raw, err := Receipt(&logged, newOp.key)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = protocol.VerifyReceipt(raw, newOp.pub())
+		Expect(err).NotTo(HaveOccurred())
+		_, err = Receipt(&logged, oldKey)
+		Expect(err).To(HaveOccurred(), "the old key never signed the new anchor")
+	})
+})
