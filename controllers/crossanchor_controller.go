@@ -54,8 +54,7 @@ type CrossAnchorReconciler struct {
 	Logs     *Logs
 	// RetrySchedule is the wait after each failed upload; DefaultRetrySchedule when nil.
 	RetrySchedule []time.Duration
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	clock
 }
 
 // Reconcile uploads one CrossAnchor's record, unless it is Anchored already or its next
@@ -213,13 +212,6 @@ func (r *CrossAnchorReconciler) notifyParticipants(ctx context.Context, ca *fv1.
 func (r *CrossAnchorReconciler) setCondition(ca *fv1.CrossAnchor, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&ca.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionAnchored), Status: status,
 		Reason: reason, Message: msg, ObservedGeneration: ca.Generation})
-}
-
-func (r *CrossAnchorReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 func cmpSchedule(s []time.Duration) []time.Duration {

@@ -35,8 +35,7 @@ type FederationReconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Logs      *Logs
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	clock
 }
 
 // Reconcile brings one Federation's status up to date and anchors when due.
@@ -215,13 +214,13 @@ func (r *FederationReconciler) dueAt(fed *fv1.Federation) time.Time {
 	return base.Add(fed.Spec.AnchorInterval.Duration)
 }
 
-// countOperators sets the number of Active operators.
+// countOperators sets the numbers of Active and of all operators.
 func (r *FederationReconciler) countOperators(ctx context.Context, fed *fv1.Federation) error {
 	var ops fv1.FederationOperatorList
 	if err := r.List(ctx, &ops, client.InNamespace(fed.Namespace)); err != nil {
 		return err
 	}
-	fed.Status.OperatorCount = 0
+	fed.Status.OperatorCount, fed.Status.TotalOperators = 0, int32(len(ops.Items))
 	for _, o := range ops.Items {
 		if o.Status.Phase == fv1.PhaseActive {
 			fed.Status.OperatorCount++
@@ -247,13 +246,6 @@ func countCovered(pending []fv1.Submission, ca *fv1.CrossAnchor) int {
 func (r *FederationReconciler) setCondition(fed *fv1.Federation, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&fed.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
 		Reason: reason, Message: msg, ObservedGeneration: fed.Generation})
-}
-
-func (r *FederationReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 // SetupWithManager watches Federations, the Submissions and operators whose changes move

@@ -169,6 +169,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		Eventually(federationStatus(fed)).Should(And(
 			WithTransform(func(s fv1.FederationStatus) int32 { return s.PendingCount }, BeZero()),
 			WithTransform(func(s fv1.FederationStatus) int32 { return s.OperatorCount }, Equal(int32(3))),
+			WithTransform(func(s fv1.FederationStatus) int32 { return s.TotalOperators }, Equal(int32(3))),
 		))
 		Eventually(func() []string { return eventReasons(ns, "op0") }).Should(ContainElement(fv1.ReasonAnchored))
 		Expect(testutil.ToFloat64(anchorsTotal.WithLabelValues(ns, fed.Name))).To(BeEquivalentTo(1))

@@ -36,8 +36,7 @@ type FederationOperatorReconciler struct {
 	Recorder events.EventRecorder
 	// Logs records registrations, withdrawals and key rotations.
 	Logs *Logs
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	clock
 }
 
 // Reconcile moves one FederationOperator's status to Active, Rejected or Withdrawn.
@@ -257,13 +256,6 @@ func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator,
 		meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
 			Reason: reason, Message: msg, ObservedGeneration: fo.Generation})
 	}
-}
-
-func (r *FederationOperatorReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 // SetupWithManager indexes operators by key and watches them; when an operator changes,

@@ -41,8 +41,7 @@ const unknownOperatorRetry = time.Minute
 type SubmissionReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	clock
 }
 
 // Reconcile verifies one Submission. A verdict, once reached, is final: the spec cannot
@@ -225,13 +224,6 @@ func checkContinuity(sub *fv1.Submission, head *fv1.SubmissionHead) (reason, msg
 func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&sub.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
 		Reason: reason, Message: msg, ObservedGeneration: sub.Generation})
-}
-
-func (r *SubmissionReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 // SetupWithManager indexes operators and submissions by operator ID, and requeues an

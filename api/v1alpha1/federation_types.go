@@ -150,6 +150,10 @@ type FederationStatus struct {
 	// +optional
 	OperatorCount int32 `json:"operatorCount,omitempty"`
 
+	// totalOperators is the number of FederationOperators in any phase.
+	// +optional
+	TotalOperators int32 `json:"totalOperators,omitempty"`
+
 	// pendingCount is the number of submissions not yet anchored.
 	// +optional
 	PendingCount int32 `json:"pendingCount,omitempty"`
