@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, 
 	if err != nil {
 		return nil, err
 	}
+	failpoint(FailAfterAnchorCreated)
 	return ca, r.markCovered(ctx, fed, ca)
 }
 
@@ -144,13 +146,26 @@ func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federat
 	}
 	// One status write per submission, markParallelism at a time: 10,000 one after
 	// another took most of a run.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(markParallelism)
+	var toMark []*fv1.Submission
 	for i := range all.Items {
 		s := &all.Items[i]
 		last, ok := upTo[s.Spec.OperatorID]
 		if !ok || !isPending(s) || s.Spec.LastSeq > last {
 			continue
+		}
+		toMark = append(toMark, s)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(markParallelism)
+	half := -1
+	if os.Getenv(FailpointEnv) == FailAfterHalfMarked {
+		g.SetLimit(1)
+		half = len(toMark) / 2
+	}
+	for n, s := range toMark {
+		if n == half && n > 0 {
+			_ = g.Wait()
+			failpoint(FailAfterHalfMarked) // exits
 		}
 		g.Go(func() error {
 			// A merge patch of the status alone, with the resourceVersion so that a

@@ -98,6 +98,7 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.setCondition(&ca, metav1.ConditionFalse, fv1.ReasonPendingTLog, msg)
 		ev = &event{corev1.EventTypeWarning, fv1.ReasonLogUnreachable, "Log", msg}
 	default:
+		failpoint(FailAfterLogUpload)
 		r.record(&ca, entry)
 	}
 	ca.Status.ObservedGeneration = ca.Generation
