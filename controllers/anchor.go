@@ -189,10 +189,11 @@ func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federat
 }
 
 // finishAnchors completes, in order, the marking of every CrossAnchor of fed newer than
-// its last anchor: a run that stopped after creating one.
-func (r *FederationReconciler) finishAnchors(ctx context.Context, fed *fv1.Federation) error {
+// its last anchor: a run that stopped after creating one. It lists the anchors from
+// from: the cache on every reconcile, the API server right before a run.
+func (r *FederationReconciler) finishAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
 	var anchors fv1.CrossAnchorList
-	if err := r.APIReader.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
+	if err := from.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
 		return err
 	}
 	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })

@@ -61,7 +61,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	if err := ensureAdminSecret(ctx, r.Client, fed); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.finishAnchors(ctx, fed); err != nil {
+	if err := r.finishAnchors(ctx, r.Client, fed); err != nil {
 		return ctrl.Result{}, err
 	}
 	logReady := r.logGenesis(ctx, fed, key)
@@ -80,6 +80,9 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	if !now.Before(due) || threshold {
 		if stale, err := r.stale(ctx, fed); stale || err != nil {
 			return ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		if err := r.finishAnchors(ctx, r.APIReader, fed); err != nil {
+			return ctrl.Result{}, err
 		}
 		if pending, err = pendingSubmissions(ctx, r.APIReader, fed); err != nil {
 			return ctrl.Result{}, err
@@ -183,7 +186,9 @@ func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federati
 				fed.Status.GenesisLogEntry = logEntryOf(e)
 			}
 		}
-	} else if err == nil {
+	} else if err == nil && !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionLogReachable)) {
+		// Only to see a log come back: while it answers, every upload says so, and a
+		// Federation is reconciled on every Submission change.
 		err = log.Reachable(ctx)
 	}
 	if err != nil {
