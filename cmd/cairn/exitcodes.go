@@ -42,7 +42,8 @@ func exitCode(err error) int {
 	case errors.Is(err, protocol.ErrMalformed):
 		return ExitError
 	case errors.Is(err, protocol.ErrMismatch), errors.Is(err, protocol.ErrSignature),
-		errors.Is(err, protocol.ErrKeyNotTrusted), errors.Is(err, protocol.ErrNoTrustedKey):
+		errors.Is(err, protocol.ErrKeyNotTrusted), errors.Is(err, protocol.ErrNoTrustedKey),
+		errors.Is(err, protocol.ErrNotIncluded):
 		return ExitMismatch
 	}
 	return ExitError

@@ -222,13 +222,49 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bundle protocol.LogBundle
-	if err := json.Unmarshal(report.Receipt.TLogEntry, &bundle); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := protocol.VerifyLogBundle(&bundle, protocol.LogVerifyOptions{Key: logPub}); err != nil {
+	if err := protocol.VerifyReceiptLog(report.Receipt, protocol.LogVerifyOptions{Key: logPub}); err != nil {
 		t.Fatalf("the receipt's log proof: %v", err)
 	}
+
+	// The client CLI checks the same offline, and refuses a receipt whose log proof was
+	// edited (the proof is not under the federation's signature, so only the log key
+	// catches it).
+	dir := t.TempDir()
+	fedPEM, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"receipt.json": raw, "federation.pem": fedPEM, "log.pem": logPEM,
+		"edited.json": editRoot(t, raw)}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for receipt, want := range map[string]int{"receipt.json": 0, "edited.json": 3} {
+		cmd := exec.Command(cairnBin, "federation", "verify", filepath.Join(dir, receipt),
+			"--federation-key", filepath.Join(dir, "federation.pem"), "--log-key", filepath.Join(dir, "log.pem"))
+		out, err := cmd.CombinedOutput()
+		if got := exitCode(err); err == nil && want != 0 || err != nil && got != want {
+			t.Errorf("cairn federation verify %s --log-key: %v, want exit %d\n%s", receipt, err, want, out)
+		}
+	}
+}
+
+// editRoot returns the receipt with its log proof's root hash changed.
+func editRoot(t *testing.T, raw []byte) []byte {
+	t.Helper()
+	var r map[string]any
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	proof := r["tlog_entry"].(map[string]any)["verification"].(map[string]any)["inclusionProof"].(map[string]any)
+	proof["rootHash"] = strings.Repeat("ab", 32)
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // logSize reads the tree size of the embedded log in dir from its checkpoint.
