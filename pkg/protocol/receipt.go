@@ -161,8 +161,9 @@ func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 //   - "trusted_key": that key equals trusted. Else ErrKeyNotTrusted. With trusted nil the
 //     check fails with the detail "self-consistent but bound to no trusted key" and the
 //     error wraps ErrNoTrustedKey: the receipt proves nothing about the federation.
-//   - "tlog_entry": always skipped; the log proof is not verified by this version, so the
-//     caller must not rely on tlog_log_index, tlog_url or tlog_entry.
+//   - "tlog_entry": always skipped here; VerifyReceiptLog checks the log proof against the
+//     log's key. Until it has, the caller must not rely on tlog_log_index, tlog_url or
+//     tlog_entry.
 //
 // Unknown members are allowed but signed, so one added after signing fails
 // "federation_signature".
@@ -216,7 +217,7 @@ func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error
 
 	detail := "no log entry yet"
 	if p.receipt.TLogEntry != nil {
-		detail = "log proof not verified by this version"
+		detail = "log proof not verified: needs the log's key (VerifyReceiptLog)"
 	}
 	rep.Checks = append(rep.Checks, Check{Name: "tlog_entry", Skipped: true, Detail: detail})
 	return rep, nil

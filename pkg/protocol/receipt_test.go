@@ -66,7 +66,7 @@ func TestReceiptRoundTrip(t *testing.T) {
 		"compacted":       {compact.Bytes(), "no log entry yet"},
 		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
 		"logged":          {loggedRaw, "no log entry yet"},
-		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified by this version"},
+		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified: needs the log's key (VerifyReceiptLog)"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
