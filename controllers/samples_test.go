@@ -102,6 +102,7 @@ var _ = Describe("config/samples", func() {
 		for _, want := range []string{
 			"namespace/cairn-system", "serviceaccount/cairn-manager", "clusterrole.rbac.authorization.k8s.io/cairn-manager-role",
 			"role.rbac.authorization.k8s.io/cairn-leader-election", "deployment.apps/cairn-manager", "service/cairn-metrics",
+			"persistentvolumeclaim/cairn-tlog",
 		} {
 			Expect(out).To(ContainSubstring(want))
 		}
