@@ -212,7 +212,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		submitFor(ns, newTestOperator(53, "Unlucky"), "unlucky", 4)
 		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
 		ca := crossAnchors(ns)[0].Name
-		Eventually(func() fv1.CrossAnchorStatus { return getAnchor(ns, ca).Status }, "10s").Should(And(
+		Eventually(func() fv1.CrossAnchorStatus { return getAnchor(ns, ca).Status }).Should(And(
 			WithTransform(func(s fv1.CrossAnchorStatus) fv1.CrossAnchorPhase { return s.Phase }, Equal(fv1.PhasePendingTLog)),
 			WithTransform(func(s fv1.CrossAnchorStatus) int32 { return s.Attempts }, BeNumerically(">=", 3)),
 		))
@@ -221,7 +221,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		Expect(conditionReason(fv1.ConditionAnchored)(st.Conditions)).To(Equal("False/PendingTLog"))
 
 		restartLog(fed)
-		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca).Status.Phase }, "20s").Should(Equal(fv1.PhaseAnchored))
+		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
 		anchored := getAnchor(ns, ca)
 		if !onRekor() {
 			Expect(anchored.Status.LogEntry.LogIndex).To(Equal(int64(1))) // after the genesis record, once

@@ -67,7 +67,7 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 
 		By("the next anchor is signed with the new key and logged")
 		Expect(k8sClient.Create(ctx, op.submission(ns, "witness-6", op.next(5, 3)))).To(Succeed())
-		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "10s").Should(HaveLen(2))
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(2))
 		var second fv1.CrossAnchor
 		for _, ca := range crossAnchors(ns) {
 			if ca.Name != first {
