@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -95,7 +96,7 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 		Expect(*r.TLogLogIndex).To(Equal(ca.Status.LogEntry.LogIndex))
 		Expect(protocol.VerifyReceiptLog(r, protocol.LogVerifyOptions{Key: logKey, RequireSET: onRekor()})).To(Succeed())
 		var bundle protocol.LogBundle
-		Expect(jsonUnmarshal(r.TLogEntry, &bundle)).To(Succeed())
+		Expect(json.Unmarshal(r.TLogEntry, &bundle)).To(Succeed())
 		body, err := protocol.VerifyLogBundle(&bundle, protocol.LogVerifyOptions{Key: logKey})
 		Expect(err).NotTo(HaveOccurred())
 		content, err := protocol.CrossAnchorLogContent(r.CrossAnchorHash)

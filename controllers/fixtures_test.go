@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,8 +94,6 @@ func (o testOperator) submission(ns, name string, seg segment) *fv1.Submission {
 		},
 	}
 }
-
-func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
 
 // suiteLog is the log the Federations of the log specs use: embedded, or the local Rekor
 // of hack/rekor-up.sh when CAIRN_FEDERATION_LOG=rekor (make test runs those specs once

@@ -74,7 +74,7 @@ func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) 
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}
-	logID, err := keyID(pub)
+	logID, err := protocol.LogID(pub)
 	if err != nil {
 		return nil, err
 	}
@@ -228,10 +228,4 @@ func (l *Embedded) Reachable(ctx context.Context) error {
 		return &UnavailableError{Op: "read checkpoint", Err: err}
 	}
 	return nil
-}
-
-// Origin returns the log's origin, the name in its checkpoints.
-func (l *Embedded) Origin() string {
-	signer, _, _ := parseLogKey(l.opts.PrivateKey)
-	return signer.Name()
 }

@@ -4,10 +4,8 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -59,14 +57,4 @@ func marshalKeyPEM(key crypto.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
-}
-
-// keyID is a log's ID: the hex SHA-256 of its public key in PKIX DER form.
-func keyID(key crypto.PublicKey) (string, error) {
-	der, err := x509.MarshalPKIXPublicKey(key)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(der)
-	return hex.EncodeToString(sum[:]), nil
 }

@@ -92,9 +92,9 @@ type LogVerifyOptions struct {
 //
 // The caller MUST still check that the body logs what it expects (VerifyHashedRekord).
 func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
-	keyDER, err := x509.MarshalPKIXPublicKey(opts.Key)
+	logID, err := LogID(opts.Key)
 	if err != nil {
-		return nil, fmt.Errorf("log key: %w", err)
+		return nil, err
 	}
 	body, err := decodeCanonicalBase64("body", b.Body, -1)
 	if err != nil {
@@ -106,9 +106,8 @@ func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
 		return nil, err
 	}
 	leaf := rfc6962.DefaultHasher.HashLeaf(body)
-	keyID := sha256.Sum256(keyDER)
-	if want := hex.EncodeToString(keyID[:]); b.LogID != want {
-		return nil, &MismatchError{Field: "logID", Want: want, Got: b.LogID}
+	if b.LogID != logID {
+		return nil, &MismatchError{Field: "logID", Want: logID, Got: b.LogID}
 	}
 	if want := hex.EncodeToString(leaf); !strings.HasSuffix(b.UUID, want) || (len(b.UUID) != 64 && len(b.UUID) != 80) {
 		return nil, &MismatchError{Field: "uuid", Want: "[tree ID]" + want, Got: b.UUID}
@@ -134,6 +133,17 @@ func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
 		return nil, err
 	}
 	return body, nil
+}
+
+// LogID is a transparency log's ID: the hex SHA-256 of its public key in PKIX DER form,
+// as Rekor states it in every entry.
+func LogID(key crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(key)
+	if err != nil {
+		return "", fmt.Errorf("log key: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // decodeProof checks an inclusion proof's shape and decodes its hashes.
