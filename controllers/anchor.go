@@ -54,7 +54,7 @@ func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, 
 		return nil, err
 	}
 	failpoint(FailAfterAnchorCreated)
-	return ca, r.markCovered(ctx, fed, ca)
+	return ca, r.markCovered(ctx, fed, ca, pending)
 }
 
 // createAnchor signs a cross-anchor over the latest pending submission of each operator
@@ -128,27 +128,26 @@ func (r *FederationReconciler) nextAnchorID(ctx context.Context, namespace strin
 }
 
 // markCovered marks the submissions ca covers as anchored by it: for each participant, its
-// operator's pending submissions up to the one whose chain_signature ca holds. Marked
-// submissions are skipped, so a repeat marks nothing twice and no submission is in two
-// anchors. Then ca becomes fed's last anchor.
-func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) error {
-	var all fv1.SubmissionList
-	if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
-		return err
+// operator's pending submissions up to the one whose chain_signature ca holds. subs are
+// the namespace's submissions as read from the API server (the pending ones suffice).
+// Marked submissions are skipped, so a repeat marks nothing twice and no submission is
+// in two anchors. Then ca becomes fed's last anchor.
+func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, subs []fv1.Submission) error {
+	covers := make(map[fv1.OperatorID]fv1.Hash, len(ca.Spec.Participants))
+	for _, p := range ca.Spec.Participants {
+		covers[p.OperatorID] = p.ChainSignature
 	}
 	upTo := map[fv1.OperatorID]int64{}
-	for _, p := range ca.Spec.Participants {
-		for _, s := range all.Items {
-			if s.Spec.OperatorID == p.OperatorID && s.Spec.ChainSignature == p.ChainSignature {
-				upTo[p.OperatorID] = s.Spec.LastSeq
-			}
+	for _, s := range subs {
+		if cs, ok := covers[s.Spec.OperatorID]; ok && s.Spec.ChainSignature == cs {
+			upTo[s.Spec.OperatorID] = s.Spec.LastSeq
 		}
 	}
 	// One status write per submission, markParallelism at a time: 10,000 one after
 	// another took most of a run.
 	var toMark []*fv1.Submission
-	for i := range all.Items {
-		s := &all.Items[i]
+	for i := range subs {
+		s := &subs[i]
 		last, ok := upTo[s.Spec.OperatorID]
 		if !ok || !isPending(s) || s.Spec.LastSeq > last {
 			continue
@@ -197,12 +196,20 @@ func (r *FederationReconciler) finishAnchors(ctx context.Context, from client.Re
 		return err
 	}
 	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
+	var subs []fv1.Submission // read once, when an anchor needs finishing
 	for i := range anchors.Items {
 		ca := &anchors.Items[i]
 		if fed.Status.LastAnchor != nil && ca.Name <= string(fed.Status.LastAnchor.AnchorID) {
 			continue
 		}
-		if err := r.markCovered(ctx, fed, ca); err != nil {
+		if subs == nil {
+			var all fv1.SubmissionList
+			if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
+				return err
+			}
+			subs = all.Items
+		}
+		if err := r.markCovered(ctx, fed, ca, subs); err != nil {
 			return err
 		}
 	}

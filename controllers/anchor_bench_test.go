@@ -82,7 +82,7 @@ func BenchmarkAnchorRun10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		created := time.Since(start)
-		if err := r.markCovered(context.Background(), fed, ca); err != nil {
+		if err := r.markCovered(context.Background(), fed, ca, pending); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(created.Seconds(), "s-to-create")
