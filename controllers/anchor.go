@@ -5,14 +5,11 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,40 +18,83 @@ import (
 )
 
 // This file is the anchor run: pick the pending submissions, sign a cross-anchor over the
-// latest of each operator, create its CrossAnchor, then mark the submissions it covers.
-// Every step can be repeated after a crash: finishAnchors completes the marking of any
-// CrossAnchor newer than status.lastAnchor before a new run starts.
+// latest of each operator, create its CrossAnchor and record it as the Federation's last
+// anchor. Marking the submissions it covers is the Submission controller's (coverage.go).
+// A run that stopped after creating its CrossAnchor is finished by adoptAnchors.
 
-// markParallelism is how many submissions are marked anchored at once.
-const markParallelism = 16
+var (
+	// errNotEnoughParticipants means fewer operators have pending submissions than the
+	// Federation's minParticipants.
+	errNotEnoughParticipants = errors.New("not enough participants")
+	// errStaleCache means the cache holds an older Federation than the API server.
+	errStaleCache = errors.New("the cache is behind the API server")
+	// errPreviousUnmarked means submissions the last anchor covers are not marked yet.
+	errPreviousUnmarked = errors.New("the last anchor's submissions are still being marked")
+)
 
-// errNotEnoughParticipants means fewer operators have pending submissions than the
-// Federation's minParticipants.
-var errNotEnoughParticipants = errors.New("not enough participants")
-
-// pendingSubmissions returns the accepted, unanchored submissions in fed's namespace, as
-// from reads them (the cache for counting, the API server for an anchor run).
+// pendingSubmissions returns the accepted submissions in fed's namespace that no anchor
+// covers yet, as from reads them (the cache for counting, the API server for a run).
 func pendingSubmissions(ctx context.Context, from client.Reader, fed *fv1.Federation) ([]fv1.Submission, error) {
 	var all fv1.SubmissionList
-	if err := from.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
+	// Read-only: the cache's objects are not copied, only filtered.
+	if err := from.List(ctx, &all, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(all.Items, func(s fv1.Submission) bool { return !isPending(&s) }), nil
-}
-
-func isPending(s *fv1.Submission) bool {
-	return !s.Status.Anchored && meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified))
-}
-
-// anchor makes one cross-anchor over pending and marks what it covers. It returns
-// errNotEnoughParticipants, and makes nothing, when too few operators take part.
-func (r *FederationReconciler) anchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
-	ca, err := r.createAnchor(ctx, fed, key, pending)
+	last, err := lastAnchor(ctx, from, fed)
 	if err != nil {
 		return nil, err
 	}
+	pending, _ := splitPending(all.Items, last)
+	return pending, nil
+}
+
+// lastAnchor reads fed's last anchor from from, or returns nil when it has none.
+func lastAnchor(ctx context.Context, from client.Reader, fed *fv1.Federation) (*fv1.CrossAnchor, error) {
+	if fed.Status.LastAnchor == nil {
+		return nil, nil
+	}
+	var ca fv1.CrossAnchor
+	key := client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}
+	if err := from.Get(ctx, key, &ca, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("read the last anchor %s: %w", key.Name, err)
+	}
+	return &ca, nil
+}
+
+// run is one anchor run on fresh reads: it finishes a run that stopped after creating its
+// CrossAnchor, waits (errPreviousUnmarked) until the last anchor's submissions are marked,
+// then anchors what is pending. It returns the new anchor and the submissions it covers.
+func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) (*fv1.CrossAnchor, []fv1.Submission, error) {
+	var fresh fv1.Federation
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fed), &fresh); err != nil {
+		return nil, nil, err
+	}
+	if fresh.ResourceVersion != fed.ResourceVersion {
+		// An older view could miss the last anchor and anchor its submissions again.
+		return nil, nil, errStaleCache
+	}
+	if err := r.adoptAnchors(ctx, r.APIReader, fed); err != nil {
+		return nil, nil, err
+	}
+	last, err := lastAnchor(ctx, r.APIReader, fed)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all fv1.SubmissionList
+	if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, nil, err
+	}
+	pending, unmarked := splitPending(all.Items, last)
+	if len(unmarked) > 0 {
+		return nil, nil, fmt.Errorf("%w: %d of %s", errPreviousUnmarked, len(unmarked), last.Name)
+	}
+	ca, err := r.createAnchor(ctx, fed, key, pending)
+	if err != nil {
+		return nil, nil, err
+	}
 	failpoint(FailAfterAnchorCreated)
-	return ca, r.markCovered(ctx, fed, ca, pending)
+	setLastAnchor(fed, ca)
+	return ca, pending, nil
 }
 
 // createAnchor signs a cross-anchor over the latest pending submission of each operator
@@ -110,14 +150,14 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 // nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's
 // highest sequence in the namespace.
 func (r *FederationReconciler) nextAnchorID(ctx context.Context, namespace string, now time.Time) (string, error) {
-	var anchors fv1.CrossAnchorList
-	if err := r.APIReader.List(ctx, &anchors, client.InNamespace(namespace)); err != nil {
+	names, err := anchorNames(ctx, r.APIReader, namespace)
+	if err != nil {
 		return "", err
 	}
 	prefix := "anchor-" + now.Format("20060102") + "-"
 	next := 1
-	for _, a := range anchors.Items {
-		if n, err := strconv.Atoi(strings.TrimPrefix(a.Name, prefix)); err == nil && strings.HasPrefix(a.Name, prefix) {
+	for _, name := range names {
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, prefix)); err == nil && strings.HasPrefix(name, prefix) {
 			next = max(next, n+1)
 		}
 	}
@@ -127,91 +167,44 @@ func (r *FederationReconciler) nextAnchorID(ctx context.Context, namespace strin
 	return fmt.Sprintf("%s%03d", prefix, next), nil
 }
 
-// markCovered marks the submissions ca covers as anchored by it: for each participant, its
-// operator's pending submissions up to the one whose chain_signature ca holds. subs are
-// the namespace's submissions as read from the API server (the pending ones suffice).
-// Marked submissions are skipped, so a repeat marks nothing twice and no submission is
-// in two anchors. Then ca becomes fed's last anchor.
-func (r *FederationReconciler) markCovered(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, subs []fv1.Submission) error {
-	covers := make(map[fv1.OperatorID]fv1.Hash, len(ca.Spec.Participants))
-	for _, p := range ca.Spec.Participants {
-		covers[p.OperatorID] = p.ChainSignature
-	}
-	upTo := map[fv1.OperatorID]int64{}
-	for _, s := range subs {
-		if cs, ok := covers[s.Spec.OperatorID]; ok && s.Spec.ChainSignature == cs {
-			upTo[s.Spec.OperatorID] = s.Spec.LastSeq
-		}
-	}
-	// One status write per submission, markParallelism at a time: 10,000 one after
-	// another took most of a run.
-	var toMark []*fv1.Submission
-	for i := range subs {
-		s := &subs[i]
-		last, ok := upTo[s.Spec.OperatorID]
-		if !ok || !isPending(s) || s.Spec.LastSeq > last {
-			continue
-		}
-		toMark = append(toMark, s)
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(markParallelism)
-	half := -1
-	if os.Getenv(FailpointEnv) == FailAfterHalfMarked {
-		g.SetLimit(1)
-		half = len(toMark) / 2
-	}
-	for n, s := range toMark {
-		if n == half && n > 0 {
-			_ = g.Wait()
-			failpoint(FailAfterHalfMarked) // exits
-		}
-		g.Go(func() error {
-			// A merge patch of the status alone, with the resourceVersion so that a
-			// submission changed meanwhile fails rather than being overwritten.
-			base := s.DeepCopy()
-			s.Status.Anchored, s.Status.AnchorRef = true, ca.Spec.AnchorID
-			setSubmissionCondition(s, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
-			patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-			if err := r.Status().Patch(gctx, s, patch); err != nil {
-				return fmt.Errorf("mark submission %s anchored: %w", s.Name, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+// setLastAnchor records ca as fed's last anchor.
+func setLastAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	at, _ := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt)
 	fed.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: ca.Spec.AnchorID, AnchoredAt: metav1.NewTime(at), CrossAnchorHash: ca.Spec.CrossAnchorHash}
+}
+
+// adoptAnchors records as fed's last anchor the newest CrossAnchor of fed, when it is
+// newer than status says: a run that stopped after creating it. It lists the anchors
+// from from: the cache on every reconcile, the API server right before a run.
+func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
+	names, err := anchorNames(ctx, from, fed.Namespace, client.MatchingLabels{federationLabel: fed.Name})
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	newest := names[len(names)-1]
+	if fed.Status.LastAnchor != nil && newest <= string(fed.Status.LastAnchor.AnchorID) {
+		return nil
+	}
+	var ca fv1.CrossAnchor
+	if err := from.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: newest}, &ca, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	setLastAnchor(fed, &ca)
 	return nil
 }
 
-// finishAnchors completes, in order, the marking of every CrossAnchor of fed newer than
-// its last anchor: a run that stopped after creating one. It lists the anchors from
-// from: the cache on every reconcile, the API server right before a run.
-func (r *FederationReconciler) finishAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
-	var anchors fv1.CrossAnchorList
-	if err := from.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
-		return err
+// anchorNames lists the names of the CrossAnchors in namespace, in order (which is the
+// order they were made in), reading their metadata only.
+func anchorNames(ctx context.Context, from client.Reader, namespace string, opts ...client.ListOption) ([]string, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(fv1.GroupVersion.WithKind("CrossAnchorList"))
+	if err := from.List(ctx, list, append(opts, client.InNamespace(namespace))...); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
-	var subs []fv1.Submission // read once, when an anchor needs finishing
-	for i := range anchors.Items {
-		ca := &anchors.Items[i]
-		if fed.Status.LastAnchor != nil && ca.Name <= string(fed.Status.LastAnchor.AnchorID) {
-			continue
-		}
-		if subs == nil {
-			var all fv1.SubmissionList
-			if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
-				return err
-			}
-			subs = all.Items
-		}
-		if err := r.markCovered(ctx, fed, ca, subs); err != nil {
-			return err
-		}
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].Name
 	}
-	return nil
+	slices.Sort(names)
+	return names, nil
 }

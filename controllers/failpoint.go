@@ -6,15 +6,16 @@ import (
 )
 
 // FailpointEnv names the environment variable that makes the manager exit at one step of
-// an anchor run, as a crash there would: the end-to-end fault tests set it, so the steps
-// after it are left to the next manager.
+// an anchor (its run, its marking, its log leg), as a crash there would: the end-to-end
+// fault tests set it, so the steps after it are left to the next manager.
 const FailpointEnv = "CAIRN_FAILPOINT"
 
 // The steps FailpointEnv can name.
 const (
 	// FailAfterAnchorCreated exits once the CrossAnchor exists, before any marking.
 	FailAfterAnchorCreated = "anchor-created"
-	// FailAfterHalfMarked exits once half the covered submissions are marked.
+	// FailAfterHalfMarked exits once the Submission controller has marked half as many
+	// submissions anchored as the anchor has participants.
 	FailAfterHalfMarked = "half-marked"
 	// FailAfterLogUpload exits once the log took the record, before status says so.
 	FailAfterLogUpload = "log-uploaded"

@@ -61,7 +61,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	if err := ensureAdminSecret(ctx, r.Client, fed); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.finishAnchors(ctx, r.Client, fed); err != nil {
+	if err := r.adoptAnchors(ctx, r.Client, fed); err != nil {
 		return ctrl.Result{}, err
 	}
 	logReady := r.logGenesis(ctx, fed, key)
@@ -78,17 +78,11 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	due := r.dueAt(fed)
 	threshold := fed.Spec.PendingThreshold != nil && len(pending) >= int(*fed.Spec.PendingThreshold)
 	if !now.Before(due) || threshold {
-		if stale, err := r.stale(ctx, fed); stale || err != nil {
-			return ctrl.Result{RequeueAfter: time.Second}, err
-		}
-		if err := r.finishAnchors(ctx, r.APIReader, fed); err != nil {
-			return ctrl.Result{}, err
-		}
-		if pending, err = pendingSubmissions(ctx, r.APIReader, fed); err != nil {
-			return ctrl.Result{}, err
-		}
-		ca, err := r.anchor(ctx, fed, key, pending)
+		ca, covered, err := r.run(ctx, fed, key)
 		switch {
+		case errors.Is(err, errStaleCache) || errors.Is(err, errPreviousUnmarked):
+			logf.FromContext(ctx).V(1).Info("anchor run waits", "reason", err.Error())
+			return ctrl.Result{RequeueAfter: time.Second}, nil
 		case errors.Is(err, errNotEnoughParticipants):
 			if len(pending) > 0 { // with nothing pending, the condition still tells of the last anchor
 				r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionFalse, fv1.ReasonNotEnoughParticipants, err.Error())
@@ -96,7 +90,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 		case err != nil:
 			return ctrl.Result{}, err
 		default:
-			fed.Status.PendingCount -= int32(countCovered(pending, ca))
+			fed.Status.PendingCount = max(fed.Status.PendingCount-int32(len(covered)), 0)
 			r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "last anchor "+ca.Name)
 			anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
 			r.Recorder.Eventf(fed, ca, corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor", "anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)
@@ -117,17 +111,6 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 		wait = min(wait, logRetry)
 	}
 	return ctrl.Result{RequeueAfter: max(wait, time.Second)}, nil
-}
-
-// stale reports whether the cache holds an older fed than the API server: a run must
-// then wait, or it could miss the last anchor's status and anchor the same submissions
-// twice.
-func (r *FederationReconciler) stale(ctx context.Context, fed *fv1.Federation) (bool, error) {
-	var fresh fv1.Federation
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fed), &fresh); err != nil {
-		return false, err
-	}
-	return fresh.ResourceVersion != fed.ResourceVersion, nil
 }
 
 // loadKey reads (or generates) the signing key, rotates it when spec names another
@@ -232,20 +215,6 @@ func (r *FederationReconciler) countOperators(ctx context.Context, fed *fv1.Fede
 		}
 	}
 	return nil
-}
-
-// countCovered counts the pending submissions ca covers.
-func countCovered(pending []fv1.Submission, ca *fv1.CrossAnchor) int {
-	n := 0
-	for _, s := range pending {
-		for _, p := range ca.Spec.Participants {
-			if p.OperatorID == s.Spec.OperatorID {
-				n++
-				break
-			}
-		}
-	}
-	return n
 }
 
 func (r *FederationReconciler) setCondition(fed *fv1.Federation, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {

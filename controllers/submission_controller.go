@@ -12,10 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -37,7 +40,8 @@ const unknownOperatorRetry = time.Minute
 // SubmissionReconciler accepts or refuses Submissions: the header signature against the
 // operator's current key, then continuity and entry-count growth against the operator's
 // previous accepted submission (its status.head). An accepted submission becomes the
-// operator's head; a refused one leaves the head as it was.
+// operator's head; a refused one leaves the head as it was. Once a CrossAnchor covers an
+// accepted submission, it marks the submission anchored (coverage.go).
 type SubmissionReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -52,6 +56,10 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if done(&sub) {
+		if isAccepted(&sub) && !sub.Status.Anchored {
+			_, err := r.markIfCovered(ctx, &sub)
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, nil
 	}
 	op, err := r.operator(ctx, &sub)
@@ -226,8 +234,9 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 		Reason: reason, Message: msg, ObservedGeneration: sub.Generation})
 }
 
-// SetupWithManager indexes operators and submissions by operator ID, and requeues an
-// operator's waiting submissions when the operator changes.
+// SetupWithManager indexes operators, submissions and anchors by operator ID, requeues
+// an operator's waiting submissions when the operator changes, and a new anchor's
+// unmarked submissions.
 func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
@@ -240,9 +249,22 @@ func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &fv1.CrossAnchor{}, participantIndex, func(o client.Object) []string {
+		ps := o.(*fv1.CrossAnchor).Spec.Participants
+		ids := make([]string, len(ps))
+		for i, p := range ps {
+			ids[i] = string(p.OperatorID)
+		}
+		return ids
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Submission{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).
+		// A CrossAnchor's record never changes: its creation is what the marker waits for.
+		Watches(&fv1.CrossAnchor{}, handler.EnqueueRequestsFromMapFunc(r.coveredSubmissions),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }})).
 		// Submissions of different operators are independent, and two of one operator
 		// are kept in order by the head's optimistic concurrency.
 		WithOptions(controller.Options{MaxConcurrentReconciles: submissionWorkers}).
