@@ -21,7 +21,8 @@ const insertRows = 100
 // Seal appends bodies to the chain as consecutive entries and returns them, in one
 // transaction begun with BEGIN IMMEDIATE: it takes SQLite's write lock, reads the last row,
 // and inserts the entries after it, so writers in several processes cannot fork the chain.
-// Either every body is sealed or none is.
+// Either every body is sealed or none is. The same transaction logs the energy of each
+// entry with token counts in energy_log (see energy.go).
 //
 // The costly part of sealing, canonical JSON and its hash (protocol.NewEntry), runs on all
 // cores, chunk by chunk, while the transaction links and inserts the chunks already done.
@@ -61,6 +62,7 @@ func rollback(tx *sql.Tx) error {
 // prepared is a batch of entries being sealed in chunks of insertRows by prepare's workers.
 type prepared struct {
 	entries []*protocol.Entry
+	energy  []sealedEnergy  // energy[i] is the energy_log row of entries[i] (see energy.go)
 	errs    []error         // errs[i] is the first error in chunk i
 	done    []chan struct{} // done[i] is closed when chunk i is sealed
 	stop    atomic.Bool     // set when Seal returns: chunks not started are skipped
@@ -81,7 +83,8 @@ func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) 
 // began the chain; appendEntries gives them their place.
 func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	n := (len(bodies) + insertRows - 1) / insertRows
-	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), errs: make([]error, n), done: make([]chan struct{}, n)}
+	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), energy: make([]sealedEnergy, len(bodies)),
+		errs: make([]error, n), done: make([]chan struct{}, n)}
 	for i := range p.done {
 		p.done[i] = make(chan struct{})
 	}
@@ -99,6 +102,7 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 						break
 					}
 					p.entries[i] = e
+					p.energy[i] = energyOfBody(&bodies[i])
 				}
 				close(p.done[c])
 			}
@@ -108,13 +112,18 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 }
 
 // appendEntries reads the last row, then links each chunk of entries after it and inserts
-// it as soon as it is sealed.
+// it as soon as it is sealed, with its energy_log rows (see energy.go), while the workers
+// seal the next chunks.
 func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared) error {
 	var last int64
 	prev := protocol.GenesisPrevHash
 	err := tx.QueryRowContext(ctx, `SELECT seq, hmac_hash FROM chain ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read last entry: %w", err)
+	}
+	energy, err := newSealEnergyLog(ctx, tx)
+	if err != nil {
+		return err
 	}
 	var stmt *sql.Stmt
 	args := make([]any, 0, insertRows*10)
@@ -151,8 +160,11 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared) erro
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("insert entries %d-%d: %w", chunk[0].Seq, last, err)
 		}
+		if err := energy.addEntries(ctx, tx, chunk, p.energy[c*insertRows:]); err != nil {
+			return err
+		}
 	}
-	return nil
+	return energy.flush(ctx, tx)
 }
 
 // insertSQL is an INSERT of n rows.

@@ -1,0 +1,18 @@
+// Package analysis computes what the local chain service reports about the calls in a
+// chain: regression (drift) of token counts, cost and latency, and energy and CO2
+// estimates. It reads span bodies (pkg/protocol) and never calls a model.
+//
+// Regression: for each dimension (input_tokens, output_tokens, cost_usd, latency_ms) the
+// newest value in a window of recent entries is tested against the window's earlier
+// values with a z-score (sample standard deviation) and Tukey's IQR fences (quartiles by
+// linear interpolation); see Regress. RunRegression reads the window from a Chain and
+// persists the run there; *store.Store is such a Chain.
+//
+// Energy: Wh = tokens/1000 · rate[model] and CO2 g = Wh/1000 · intensity[region], with
+// the estimated rates of DefaultEnergyRates and the grid intensities of
+// DefaultGridIntensity; unknown models and regions fall back to FallbackEnergyRate and
+// FallbackGridIntensity, and results say so. See EstimateEnergy, EnergyOf and
+// SummarizeEnergy.
+//
+// Span attributes are read as described on SpanFacts.
+package analysis

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// This file keeps regression runs (internal/analysis) in the chain's database, in a
+// table of their own beside the chain: a run is a report about the chain, not part of
+// it, and no hash covers it. The table is created by the first run saved, so files
+// written before it existed keep working, and readers find no runs in them.
+
+// regressionSchema creates the table of regression runs: the run's id, when it started
+// (RFC 3339 UTC) and the run as JSON (analysis.Run, its id included).
+const regressionSchema = `CREATE TABLE IF NOT EXISTS regression_runs (
+	id         INTEGER PRIMARY KEY,
+	created_at TEXT NOT NULL,
+	result     TEXT NOT NULL
+) STRICT`
+
+var _ analysis.Chain = (*Store)(nil)
+
+// MaxRegressionHistory bounds the runs RegressionHistory returns at once.
+const MaxRegressionHistory = 1000
+
+// ErrNoRegressionRun is returned by LatestRegression and Regression when there is no
+// such run.
+var ErrNoRegressionRun = errors.New("no such regression run")
+
+// TailEntries returns the entries with the last n seqs of the chain, oldest first, in
+// one read transaction: the last n entries of an unbroken chain. They are read as
+// stored, unchecked. n must be positive.
+func (s *Store) TailEntries(ctx context.Context, n int) ([]protocol.Entry, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("read last entries: n is %d, want a positive number", n)
+	}
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	last, err := lastSeq(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if last == 0 {
+		return []protocol.Entry{}, nil
+	}
+	entries, err := readRows(ctx, tx, max(1, last-int64(n)+1), last)
+	if err != nil {
+		return nil, fmt.Errorf("read last %d entries: %w", n, err)
+	}
+	return entries, nil
+}
+
+// SaveRegression stores run under the next id, which it sets in run.ID. It needs a
+// store opened with the secret (ErrNoSecret otherwise): read-only stores never write.
+func (s *Store) SaveRegression(ctx context.Context, run *analysis.Run) error {
+	if s.write == nil {
+		return fmt.Errorf("save regression run: %w", ErrNoSecret)
+	}
+	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: ids are read and taken under the write lock
+	if err != nil {
+		return fmt.Errorf("save regression run: begin: %w", err)
+	}
+	id, err := insertRegression(ctx, tx, run)
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("save regression run: %w", err), rollback(tx))
+	}
+	run.ID = id
+	return nil
+}
+
+// insertRegression creates the table if needed and inserts run under the next id.
+func insertRegression(ctx context.Context, tx *sql.Tx, run *analysis.Run) (int64, error) {
+	if _, err := tx.ExecContext(ctx, regressionSchema); err != nil {
+		return 0, fmt.Errorf("create regression_runs table: %w", err)
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM regression_runs`).Scan(&id); err != nil {
+		return 0, err
+	}
+	saved := *run
+	saved.ID = id
+	result, err := json.Marshal(&saved)
+	if err != nil {
+		return 0, fmt.Errorf("encode run: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO regression_runs (id, created_at, result) VALUES (?, ?, ?)`,
+		id, run.StartedAt.UTC().Format(time.RFC3339Nano), string(result))
+	return id, err
+}
+
+// LatestRegression returns the run saved last, or an error wrapping ErrNoRegressionRun
+// when there is none.
+func (s *Store) LatestRegression(ctx context.Context) (*analysis.Run, error) {
+	runs, err := s.regressionRuns(ctx, `SELECT result FROM regression_runs ORDER BY id DESC LIMIT 1`)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("latest regression run: %w", ErrNoRegressionRun)
+	}
+	return runs[0], nil
+}
+
+// Regression returns the run with the given id, or an error wrapping ErrNoRegressionRun.
+func (s *Store) Regression(ctx context.Context, id int64) (*analysis.Run, error) {
+	runs, err := s.regressionRuns(ctx, `SELECT result FROM regression_runs WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("regression run %d: %w", id, ErrNoRegressionRun)
+	}
+	return runs[0], nil
+}
+
+// RegressionHistory returns the last limit runs (1 to MaxRegressionHistory), newest
+// first; an empty list when there are none.
+func (s *Store) RegressionHistory(ctx context.Context, limit int) ([]*analysis.Run, error) {
+	if limit < 1 || limit > MaxRegressionHistory {
+		return nil, fmt.Errorf("regression history: limit %d: want 1 to %d", limit, MaxRegressionHistory)
+	}
+	return s.regressionRuns(ctx, `SELECT result FROM regression_runs ORDER BY id DESC LIMIT ?`, limit)
+}
+
+// regressionRuns runs a query selecting the result column of regression_runs and decodes
+// each run; none when the file has no such table.
+func (s *Store) regressionRuns(ctx context.Context, query string, args ...any) ([]*analysis.Run, error) {
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	runs := []*analysis.Run{}
+	if ok, err := hasTable(ctx, tx, "regression_runs"); err != nil || !ok {
+		return runs, err
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read regression runs: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var result []byte
+		if err := rows.Scan(&result); err != nil {
+			return nil, fmt.Errorf("read regression runs: %w", err)
+		}
+		run := new(analysis.Run)
+		if err := json.Unmarshal(result, run); err != nil {
+			return nil, fmt.Errorf("read regression runs: decode a run: %w", err)
+		}
+		runs = append(runs, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read regression runs: %w", err)
+	}
+	return runs, nil
+}
+
+// hasTable reports whether the database has a table of that name.
+func hasTable(ctx context.Context, tx *sql.Tx, name string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, name).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for table %s: %w", name, err)
+	}
+	return n == 1, nil
+}
