@@ -1,0 +1,169 @@
+package otlp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/cairn-dev/cairn/pkg/chain"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// collect converts the spans of td that pass the filter to bodies, in request order, and
+// accounts for the others. The bodies pass every check of chain.ValidateSpanBody except,
+// possibly, that their attributes have a canonical form: see seal. Spans are converted and
+// checked on all cores, as the store seals them.
+func (h *Handler) collect(td ptrace.Traces) ([]protocol.SpanBody, *rejections) {
+	rejected := &rejections{}
+	spans := make([]ptrace.Span, 0, td.SpanCount())
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				if !h.allSpans && !HasGenAIAttribute(span.Attributes()) {
+					rejected.filtered++
+					continue
+				}
+				spans = append(spans, span)
+			}
+		}
+	}
+	bodies := make([]protocol.SpanBody, len(spans))
+	errs := make([]error, len(spans))
+	inChunks(len(spans), func(lo, hi int) {
+		var c converter
+		for i := lo; i < hi; i++ {
+			body, err := c.spanBody(spans[i])
+			if err != nil {
+				errs[i] = fmt.Errorf("%w %q: %w", chain.ErrInvalidSpan, spans[i].Name(), err)
+				continue
+			}
+			bodies[i], errs[i] = body, checkFields(body)
+		}
+	})
+	valid := bodies[:0]
+	for i, err := range errs {
+		if err != nil {
+			rejected.invalid(err)
+			continue
+		}
+		valid = append(valid, bodies[i])
+	}
+	return valid, rejected
+}
+
+// chunkSize is how many spans a collect worker takes at a time.
+const chunkSize = 64
+
+// inChunks calls do for consecutive chunks [lo, hi) of chunkSize covering [0, n), from
+// one goroutine per core, and returns when all are done.
+func inChunks(n int, do func(lo, hi int)) {
+	chunks := (n + chunkSize - 1) / chunkSize
+	var next atomic.Int64
+	work := func() {
+		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
+			do(c*chunkSize, min((c+1)*chunkSize, n))
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), chunks) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// checkFields runs chain.ValidateSpanBody on body without its attributes, and refuses the
+// all-zero ids OTLP calls invalid. Whether the attributes have a canonical form is left to
+// seal: finding out costs as much as sealing them, which finds out anyway.
+func checkFields(body protocol.SpanBody) error {
+	const zeroTraceID, zeroSpanID = "00000000000000000000000000000000", "0000000000000000"
+	switch {
+	case body.TraceID == zeroTraceID:
+		return fmt.Errorf("%w %q: trace_id is all zeros", chain.ErrInvalidSpan, body.Name)
+	case body.SpanID == zeroSpanID:
+		return fmt.Errorf("%w %q: span_id is all zeros", chain.ErrInvalidSpan, body.Name)
+	}
+	body.Attributes = nil
+	return chain.ValidateSpanBody(body)
+}
+
+// seal seals bodies, which collect checked, with one Seal call, so they become
+// consecutive entries or none do.
+//
+// collect did not check that every body has a canonical form (chain.ValidateSpanBody's
+// costliest check, which only attributes can fail, and only in corner cases such as two
+// keys that differ in invalid UTF-8 alone): the Sealer computes that form anyway, and
+// refuses the whole batch, sealing nothing, with an error wrapping protocol.ErrMalformed
+// if a body has none. Then, and only then, seal runs chain.ValidateSpanBody on every
+// body, rejects those it refuses, and seals the others with a second call. So the spans
+// sealed are exactly those chain.ValidateSpanBody accepts, as on the SDK path.
+func (h *Handler) seal(ctx context.Context, bodies []protocol.SpanBody, rejected *rejections) error {
+	if len(bodies) == 0 {
+		return nil
+	}
+	_, err := h.sealer.Seal(ctx, bodies)
+	if !errors.Is(err, protocol.ErrMalformed) {
+		return err
+	}
+	valid := make([]protocol.SpanBody, 0, len(bodies))
+	for _, body := range bodies {
+		if verr := chain.ValidateSpanBody(body); verr != nil {
+			rejected.invalid(verr)
+			continue
+		}
+		valid = append(valid, body)
+	}
+	switch {
+	case len(valid) == len(bodies): // every body is fine: the chain refused for its own reasons
+		return err
+	case len(valid) == 0:
+		return nil
+	}
+	_, err = h.sealer.Seal(ctx, valid)
+	return err
+}
+
+// maxReasons is how many invalid spans an error_message describes one by one.
+const maxReasons = 3
+
+// rejections counts the spans of a request that were not sealed, and why.
+type rejections struct {
+	filtered int64    // no gen_ai attribute
+	invalids int64    // failed conversion or validation
+	reasons  []string // the first maxReasons invalid spans, described
+}
+
+// invalid counts an invalid span; err says which and why.
+func (r *rejections) invalid(err error) {
+	r.invalids++
+	if len(r.reasons) < maxReasons {
+		r.reasons = append(r.reasons, err.Error())
+	}
+}
+
+// count is the number of spans rejected.
+func (r *rejections) count() int64 {
+	return r.filtered + r.invalids
+}
+
+// message is the partial success error_message, or "" when nothing was rejected.
+func (r *rejections) message() string {
+	var parts []string
+	if r.filtered > 0 {
+		parts = append(parts, fmt.Sprintf("%d spans carry no %s* attribute and were not sealed", r.filtered, chain.GenAIAttributePrefix))
+	}
+	if r.invalids > 0 {
+		s := fmt.Sprintf("%d invalid spans were not sealed: %s", r.invalids, strings.Join(r.reasons, "; "))
+		if more := r.invalids - int64(len(r.reasons)); more > 0 {
+			s += fmt.Sprintf("; and %d more", more)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
