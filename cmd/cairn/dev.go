@@ -27,15 +27,19 @@ import (
 type devOptions struct {
 	env     devenv.Options
 	manager *operator.Options
+	// serveAddr is where the local chain service listens; "0" disables it.
+	serveAddr string
+	// apiKey, when set, is required by the chain service's /api routes.
+	apiKey string
 }
 
 func newDevOptions() *devOptions {
 	m := operator.NewOptions()
-	m.MetricsBindAddress = "127.0.0.1:8080"
+	m.MetricsBindAddress = "127.0.0.1:8082" // 8080 is the chain service's, as for cairn serve
 	m.MetricsSecure = false
 	m.HealthProbeBindAddress = "127.0.0.1:8081"
 	m.LogDir = "" // <dir>/tlog unless --log-dir says otherwise
-	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m}
+	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080"}
 }
 
 func (o *devOptions) addFlags(cmd *cobra.Command) {
@@ -43,12 +47,17 @@ func (o *devOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.env.Dir, "dir", o.env.Dir, "state directory: etcd data and the kubeconfig")
 	fs.StringVar(&o.env.AssetsDir, "assets", o.env.AssetsDir, "directory holding kube-apiserver, etcd and kubectl (printed by hack/setup-envtest.sh)")
 	fs.BoolVar(&o.env.Fresh, "fresh", o.env.Fresh, "delete the stored cluster state before starting")
+	fs.StringVar(&o.serveAddr, "serve-addr", o.serveAddr, "address of the local chain service (cairn serve); 0 disables it")
+	fs.StringVar(&o.apiKey, "api-key", "", "API key the chain service's /api routes require (prefer CAIRN_API_KEY)")
 	o.manager.AddFlags(cmd.Flags())
 }
 
 func (o *devOptions) validate() error {
 	if o.env.AssetsDir == "" {
 		return errors.New("--assets (or KUBEBUILDER_ASSETS) is required: run `make dev`, or pass the directory hack/setup-envtest.sh prints")
+	}
+	if _, _, err := net.SplitHostPort(o.serveAddr); err != nil && o.serveAddr != "0" {
+		return fmt.Errorf("--serve-addr %q: want host:port, or 0 to run no chain service", o.serveAddr)
 	}
 	return o.manager.Validate()
 }
@@ -57,10 +66,14 @@ func newDevCommand() *cobra.Command {
 	opts := newDevOptions()
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run the whole federation locally: control plane, CRDs and manager",
+		Short: "Run the whole system locally: control plane, CRDs, manager and chain service",
 		Long: `Run a local Kubernetes control plane (etcd and kube-apiserver built by
 hack/setup-envtest.sh), install the federation CRDs, write a kubeconfig to
-<dir>/kubeconfig and run the manager against it until interrupted.`,
+<dir>/kubeconfig and run the manager against it until interrupted.
+
+Beside them runs the local chain service (cairn serve) on --serve-addr, over
+<dir>/chain.db, with an HMAC secret (<dir>/chain-secret.hex) and an operator key that
+signs exports (<dir>/operator-key.pem), both made on the first start and kept.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
@@ -119,6 +132,13 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if created {
 		say("federation     created %s/%s with the embedded log in %s", devFederation.Namespace, devFederation.Name, o.manager.LogDir)
 	}
+	chainURL, stopChain := startDevChain(ctx, o, say)
+	defer func() {
+		if chainURL != "" {
+			say("stopping chain service")
+		}
+		err = errors.Join(err, stopChain())
+	}()
 	say("control plane  %s (etcd data in %s)", env.URL(), o.env.Dir)
 	say("kubeconfig     %s", env.Kubeconfig)
 	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
@@ -126,6 +146,9 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say("manager        %s", probe)
 	if o.manager.MetricsBindAddress != "0" {
 		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))
+	}
+	if chainURL != "" {
+		say("chain service  %s (API docs %s/docs, chain %s)", chainURL, chainURL, filepath.Join(o.env.Dir, devenv.ChainDBFile))
 	}
 	say("ready; press Ctrl-C to stop")
 
@@ -190,4 +213,37 @@ func dialAddress(bind string) string {
 		return bind
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// startDevChain starts the local chain service on o.serveAddr over the chain kept in the
+// state directory. It returns the service's URL and a function that stops it and waits.
+// The URL is empty when the service is disabled, or could not start (the port is taken,
+// say): cairn dev then runs on without it and prints why.
+func startDevChain(ctx context.Context, o *devOptions, say func(string, ...any)) (string, func() error) {
+	none := func() error { return nil }
+	if o.serveAddr == "0" {
+		return "", none
+	}
+	c, err := devenv.LoadChain(o.env.Dir)
+	if err != nil {
+		say("chain service  not started: %v", err)
+		return "", none
+	}
+	svc, err := openChainService(c.DB, c.Secret, c.Key, o.apiKey)
+	if err != nil {
+		say("chain service  not started: %v", err)
+		return "", none
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- svc.serve(ctx, o.serveAddr, func(url string) { urls <- url }) }()
+	select {
+	case url := <-urls:
+		return url, func() error { cancel(); return <-done }
+	case err := <-done:
+		cancel()
+		say("chain service  not started: %v (pass --serve-addr to use another address)", err)
+		return "", none
+	}
 }

@@ -42,7 +42,8 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().AddGoFlagSet(goFlags)
 	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
-		newChainCommand(), newExportCommand(), newVerifyExportCommand())
+		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
+		newServeCommand(), newReplayCommand())
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	defaultHelp := root.HelpFunc()

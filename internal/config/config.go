@@ -36,6 +36,7 @@ var Vars = []Var{
 	{Name: "CAIRN_DB_PATH", Flag: "db", Description: "path of the chain's SQLite file"},
 	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},
 	{Name: "CAIRN_HMAC_SECRET_FILE", Flag: "secret-file", Description: "file holding the chain's HMAC secret in hex"},
+	{Name: "CAIRN_API_KEY", Flag: "api-key", Description: "API key of cairn serve: every /api route but health and version needs it as a bearer token", Sensitive: true},
 	{Name: "KUBEBUILDER_ASSETS", Flag: "assets", Description: "directory holding kube-apiserver, etcd and kubectl (hack/setup-envtest.sh prints it)"},
 }
 

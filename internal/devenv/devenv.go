@@ -1,9 +1,11 @@
 // Package devenv runs the local control plane of `cairn dev`: etcd and kube-apiserver from
-// the cached envtest binaries, the federation CRDs, and a kubeconfig for kubectl.
+// the cached envtest binaries, the federation CRDs, and a kubeconfig for kubectl; and it
+// keeps the files of the local chain service that `cairn dev` runs beside them.
 //
 // State lives in one directory (by default ./.cairn-dev): etcd's data survives restarts,
 // so objects applied in one session are there in the next; the kubeconfig is rewritten on
-// every start because the API server's port and certificates change.
+// every start because the API server's port and certificates change. The chain, its HMAC
+// secret and the operator key that signs its exports are made once and kept (LoadChain).
 package devenv
 
 import (

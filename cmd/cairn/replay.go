@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/pkg/chain"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// replayOptions configures `cairn replay`.
+type replayOptions struct {
+	db         string
+	seq        int64
+	output     string
+	outputFile string
+}
+
+func newReplayCommand() *cobra.Command {
+	o := &replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay --seq N (--output TEXT | --output-file FILE)",
+		Short: "Check a replayed model output against the output recorded in a chain entry",
+		Long: `Compare a replayed model output with the output hash recorded in entry N of the
+chain (its cairn.replay.output_sha256 attribute) and print the verdict as JSON: match,
+output_mismatch (the call was recorded with a seed, so the output should have been
+reproduced), nondeterministic_mismatch (recorded without a seed: a different output is no
+evidence of tampering), no_replay_context or malformed_entry. The output is compared byte
+for byte, so give it exactly as the model returned it; --output-file - reads standard
+input. The entry is read as stored: verify the chain (cairn chain verify) to trust it.
+
+Exit status: 0 the output matches, 3 it does not (any other reason), 1 the chain, the
+output file or the entry is missing, 2 neither --output nor --output-file was given (or
+both, or no --seq).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			output, err := o.readOutput(cmd)
+			if err != nil {
+				return err
+			}
+			s, err := store.Open(o.db, nil) // read-only: replay needs no secret, and never creates a chain
+			if err != nil {
+				return err
+			}
+			defer func() { _ = s.Close() }()
+			e, err := s.Entry(cmd.Context(), o.seq)
+			if err != nil {
+				return err
+			}
+			result := chain.VerifyReplay(e, output)
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(result); err != nil {
+				return err
+			}
+			if !result.Match {
+				// The verdict is printed; exit 3 says it is not a match.
+				return silentError{fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.Reason)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.db, "db", "chain.db", "path of the chain's SQLite file")
+	cmd.Flags().Int64Var(&o.seq, "seq", 0, "sequence number of the entry the call was sealed in")
+	cmd.Flags().StringVar(&o.output, "output", "", "the replayed output")
+	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the replayed output, - for standard input")
+	return cmd
+}
+
+// readOutput checks the flags and returns the replayed output.
+func (o *replayOptions) readOutput(cmd *cobra.Command) (string, error) {
+	inline, fromFile := cmd.Flags().Changed("output"), cmd.Flags().Changed("output-file")
+	switch {
+	case !inline && !fromFile:
+		return "", usageError{errors.New("give the replayed output with --output TEXT or --output-file FILE")}
+	case inline && fromFile:
+		return "", usageError{errors.New("give --output or --output-file, not both")}
+	case o.seq < 1:
+		return "", usageError{fmt.Errorf("--seq %d: give the entry's sequence number, from 1", o.seq)}
+	case inline:
+		return o.output, nil
+	}
+	in, closeIn, err := openInput(cmd.InOrStdin(), o.outputFile)
+	if err != nil {
+		return "", fmt.Errorf("read the replayed output: %w", err)
+	}
+	defer closeIn()
+	b, err := io.ReadAll(in)
+	if err != nil {
+		return "", fmt.Errorf("read the replayed output: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/pkg/chain"
+)
+
+// replaySpans writes spans with replay contexts: span 1 recorded with a seed, span 2
+// without, span 3 with none at all. It returns the file and the outputs recorded.
+func replaySpans(t *testing.T, dir string) (string, []string) {
+	t.Helper()
+	outputs := []string{"Paris.", "It depends.\n", ""}
+	seed := int64(42)
+	var b strings.Builder
+	for i, out := range outputs {
+		attrs := map[string]any{"gen_ai.request.model": "gpt-4o"}
+		if i < 2 {
+			s := &seed
+			if i == 1 {
+				s = nil
+			}
+			for k, v := range chain.RecordReplayContext("prompt", out, "gpt-4o", s, 0.7, 1) {
+				attrs[k] = v
+			}
+		}
+		raw, err := json.Marshal(attrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, `{"name":"chat","kind":"client","attributes":%s,"status_code":"OK","status_description":"",`+
+			`"start_time_ns":"%d","end_time_ns":"%d","trace_id":"%032x","span_id":"%016x"}`+"\n",
+			raw, 1795262400000000000+int64(i), 1795262401000000000+int64(i), i+1, i+1)
+	}
+	path := filepath.Join(dir, "replay.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, outputs
+}
+
+func TestReplayCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	spans, outputs := replaySpans(t, dir)
+	if _, err := runCairn(t, "chain", "seal", "--file", spans, "--db", db, "--secret-hex", testSecretHex); err != nil {
+		t.Fatal(err)
+	}
+	outFile := filepath.Join(dir, "output.txt")
+	if err := os.WriteFile(outFile, []byte(outputs[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args   []string
+		code   int
+		reason string // the verdict printed, when there is one
+	}{
+		"match":                       {args: []string{"--seq", "1", "--output", outputs[0]}, code: ExitOK, reason: chain.ReasonMatch},
+		"match from a file":           {args: []string{"--seq", "2", "--output-file", outFile}, code: ExitOK, reason: chain.ReasonMatch},
+		"seeded call, other output":   {args: []string{"--seq", "1", "--output", "Lyon."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch},
+		"unseeded call, other output": {args: []string{"--seq", "2", "--output", "It depends."}, code: ExitMismatch, reason: chain.ReasonNondeterministicMismatch},
+		"an empty output is one":      {args: []string{"--seq", "1", "--output", ""}, code: ExitMismatch, reason: chain.ReasonOutputMismatch},
+		"no replay context":           {args: []string{"--seq", "3", "--output", ""}, code: ExitMismatch, reason: chain.ReasonNoReplayContext},
+		"seq not in the chain":        {args: []string{"--seq", "4", "--output", "x"}, code: ExitError},
+		"missing output file":         {args: []string{"--seq", "1", "--output-file", filepath.Join(dir, "nope.txt")}, code: ExitError},
+		"missing chain":               {args: []string{"--seq", "1", "--output", "x", "--db", filepath.Join(dir, "nope.db")}, code: ExitError},
+		"neither output option":       {args: []string{"--seq", "1"}, code: ExitUsage},
+		"both output options":         {args: []string{"--seq", "1", "--output", "x", "--output-file", outFile}, code: ExitUsage},
+		"no seq":                      {args: []string{"--output", "x"}, code: ExitUsage},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"replay", "--db", db}, tc.args...)
+			out, err := runCairn(t, args...)
+			if got := exitCode(err); got != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, out)
+			}
+			if tc.reason == "" {
+				return
+			}
+			var r chain.ReplayResult
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("output is not a ReplayResult: %v\n%s", err, out)
+			}
+			if r.Reason != tc.reason || r.Match != (tc.code == ExitOK) {
+				t.Fatalf("verdict %+v, want reason %s", r, tc.reason)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope.db")); !os.IsNotExist(err) {
+		t.Errorf("replay created a chain file: %v", err)
+	}
+}

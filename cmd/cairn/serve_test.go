@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// getURL fetches url with an optional bearer key and returns the status and body.
+func getURL(t *testing.T, url, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestChainServiceServesUntilCanceled(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	if _, err := runCairn(t, "chain", "seal", "--file", spansFile(t, dir, 4), "--db", db, "--secret-hex", testSecretHex); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := hex.DecodeString(testSecretHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := openChainService(db, secret, nil, "the-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- svc.serve(ctx, "127.0.0.1:0", func(url string) { urls <- url }) }()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("serve ended before it listened: %v", err)
+	}
+	if status, body := getURL(t, url+"/health", ""); status != http.StatusOK || !strings.Contains(body, `"db_exists":true`) {
+		t.Errorf("/health: %d %s", status, body)
+	}
+	if status, _ := getURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
+		t.Errorf("/api/chain without the key: %d", status)
+	}
+	if status, body := getURL(t, url+"/api/chain", "the-key"); status != http.StatusOK || !strings.Contains(body, `"total":4`) {
+		t.Errorf("/api/chain: %d %s", status, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after cancel: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop after its context was canceled")
+	}
+	if resp, err := http.Get(url + "/health"); err == nil {
+		_ = resp.Body.Close()
+		t.Error("the server still answers after shutting down")
+	}
+}
+
+func TestServeCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	// Without the secret, or with a bad address or key, serve refuses to start.
+	tests := map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"no secret":          {args: []string{"serve", "--db", db}, code: ExitUsage, want: "CAIRN_HMAC_SECRET"},
+		"bad address":        {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", "8080"}, code: ExitUsage, want: "host:port"},
+		"missing sign key":   {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(dir, "nope.pem")}, code: ExitError, want: "signing key"},
+		"key with a newline": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--api-key", "k\n"}, code: ExitUsage, want: "white space"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := runCairn(t, tc.args...)
+			if exitCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("exit %d (%v), want %d and %q", exitCode(err), err, tc.code, tc.want)
+			}
+		})
+	}
+
+	// It serves on the address given, with the signing key, until its context ends.
+	keys := filepath.Join(dir, "keys")
+	if _, err := runCairn(t, "keygen", "--output-dir", keys); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		cmd := newRootCommand()
+		cmd.SetArgs([]string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", addr, "--sign-key", filepath.Join(keys, privateKeyFile)})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	waitCtx, stopWaiting := context.WithTimeout(ctx, 20*time.Second)
+	defer stopWaiting()
+	if err := waitReady(waitCtx, "http://"+addr+"/health", done); err != nil {
+		t.Fatalf("cairn serve did not start: %v", err)
+	}
+	if status, body := getURL(t, "http://"+addr+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
+		t.Errorf("/docs: %d", status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("cairn serve after cancel: %v", err)
+	}
+}

@@ -1,0 +1,20 @@
+// Package api serves the local chain service's HTTP interface, the one `cairn serve` runs:
+// a JSON REST API under /api over an operator's chain (internal/store), its OpenAPI 3.0
+// description at /openapi.json, and two pages that render that description offline:
+// /docs, with a form that sends requests, and /redoc, a read-only reference.
+//
+// Routes are declared in groups, one file each (routes_meta.go, routes_chain.go,
+// routes_export.go, routes_replay.go, routes_traces.go). A route carries its method and
+// path, whether it needs the API key, its handler and its OpenAPI operation, so the mux
+// and the document are built from the same table and cannot disagree. A new group is one
+// routes_*.go file and one line in Server.groups.
+//
+// Every answer is JSON, errors included: {"error": "...", "code": "..."} with the status
+// that fits (400 malformed input, 401 missing key, 404, 405, 409, 413 body too large,
+// 415 wrong content type, 500). Request bodies are capped, and unknown JSON fields are
+// refused.
+//
+// When Options.APIKey is set, every route under /api except /api/health and /api/version,
+// and the /replay/verify alias and POST /v1/traces, need "Authorization: Bearer <key>".
+// /health, /version, /openapi.json, /docs and /redoc stay open.
+package api

@@ -1,0 +1,184 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// loadDocument fetches /openapi.json and validates it with kin-openapi.
+func loadDocument(t *testing.T, f *fixture) *openapi3.T {
+	t.Helper()
+	resp, body := f.do(http.MethodGet, "/openapi.json", "", nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("/openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(body)
+	if err != nil {
+		t.Fatalf("load the document: %v", err)
+	}
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Fatalf("the document is not valid OpenAPI: %v", err)
+	}
+	return doc
+}
+
+func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
+	traces := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	for name, edit := range map[string]func(*Options){
+		"open":                nil,
+		"with an API key":     func(o *Options) { o.APIKey = testAPIKey },
+		"with the OTLP route": func(o *Options) { o.APIKey = testAPIKey; o.Traces = traces },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, 2, edit)
+			doc := loadDocument(t, f)
+			if doc.OpenAPI != "3.0.3" || doc.Info.Version != testVersion.Version {
+				t.Errorf("openapi %q, info.version %q", doc.OpenAPI, doc.Info.Version)
+			}
+			keyed := f.srv.apiKey != ""
+
+			// Every route the mux serves is documented, with its security...
+			served := map[string]bool{}
+			for _, rt := range f.srv.routes {
+				key := rt.method + " " + rt.path
+				served[key] = true
+				item := doc.Paths.Find(rt.path)
+				if item == nil || item.GetOperation(rt.method) == nil {
+					t.Errorf("%s is served but not documented", key)
+					continue
+				}
+				op := item.GetOperation(rt.method)
+				secured := op.Security != nil && len(*op.Security) > 0
+				if secured != (keyed && !rt.public) {
+					t.Errorf("%s: security documented %t, want %t", key, secured, keyed && !rt.public)
+				}
+				if _, ok := op.Responses.Map()["default"]; !ok {
+					t.Errorf("%s documents no error answer", key)
+				}
+				// ...and the mux really routes it to that pattern.
+				req := httptest.NewRequest(rt.method, samplePath(rt.path), nil)
+				if _, pattern := f.srv.mux.Handler(req); pattern != key {
+					t.Errorf("%s: the mux matches %q", key, pattern)
+				}
+			}
+			// Every documented operation is served.
+			for path, item := range doc.Paths.Map() {
+				for method := range item.Operations() {
+					if !served[method+" "+path] {
+						t.Errorf("%s %s is documented but not served", method, path)
+					}
+				}
+			}
+			if _, ok := doc.Components.SecuritySchemes[bearerScheme]; !ok {
+				t.Error("no bearer security scheme")
+			}
+			if keyed && doc.Paths.Find("/api/chain/{seq}").Get.Responses.Status(http.StatusUnauthorized) == nil {
+				t.Error("GET /api/chain/{seq} does not document 401")
+			}
+			if f.srv.traces != nil && doc.Paths.Find("/v1/traces") == nil {
+				t.Error("/v1/traces is not documented")
+			}
+		})
+	}
+}
+
+func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	doc := loadDocument(t, f)
+	tests := map[string]struct {
+		required []string
+		optional []string
+	}{
+		"Entry": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
+			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash"}},
+		"EntryDetail": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
+			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash", "body"}},
+		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "checked", "hmacs_checked", "elapsed_ms"},
+			optional: []string{"first_bad_seq", "reason", "wrong_secret", "error"}},
+		"ReplayResult":  {required: []string{"seq", "match", "deterministic", "reason", "model", "expected_output_sha256", "replayed_output_sha256"}},
+		"ReplayRequest": {required: []string{"seq", "output"}},
+		"Error":         {required: []string{"error", "code"}},
+	}
+	for name, tc := range tests {
+		ref := doc.Components.Schemas[name]
+		if ref == nil || ref.Value == nil {
+			t.Errorf("no schema %s", name)
+			continue
+		}
+		s := ref.Value
+		var props []string
+		for p := range s.Properties {
+			props = append(props, p)
+		}
+		want := append(slices.Clone(tc.required), tc.optional...)
+		slices.Sort(props)
+		slices.Sort(want)
+		required := slices.Clone(s.Required)
+		slices.Sort(required)
+		wantRequired := slices.Clone(tc.required)
+		slices.Sort(wantRequired)
+		if !slices.Equal(props, want) || !slices.Equal(required, wantRequired) {
+			t.Errorf("%s: properties %v required %v; want %v required %v", name, props, required, want, wantRequired)
+		}
+		for p, ps := range s.Properties {
+			if ps.Value == nil || (ps.Value.Description == "" && len(ps.Value.AllOf) == 0) {
+				t.Errorf("%s.%s has no description", name, p)
+			}
+		}
+	}
+	reasons := doc.Components.Schemas["ReplayResult"].Value.Properties["reason"].Value.Enum
+	if len(reasons) != 5 || !strings.Contains(strings.Join(toStrings(reasons), " "), "nondeterministic_mismatch") {
+		t.Errorf("ReplayResult.reason enum %v", reasons)
+	}
+}
+
+func toStrings(vs []any) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i], _ = v.(string)
+	}
+	return out
+}
+
+func TestReplayExampleHashIsTheExampleOutputs(t *testing.T) {
+	field, _ := reflect.TypeFor[replayRequest]().FieldByName("Output")
+	var output string
+	if err := json.Unmarshal([]byte(field.Tag.Get("example")), &output); err != nil || output == "" {
+		t.Fatalf("ReplayRequest.output has no example: %v", err)
+	}
+	sum := sha256.Sum256([]byte(output))
+	if got := hex.EncodeToString(sum[:]); got != exampleOutputHash {
+		t.Fatalf("exampleOutputHash is %s, the example output hashes to %s", exampleOutputHash, got)
+	}
+}
+
+func TestSchemaErrorsAreReported(t *testing.T) {
+	type badExample struct {
+		N int `json:"n" example:"{not json"`
+	}
+	type unsupported struct {
+		C chan int `json:"c"`
+	}
+	for name, build := range map[string]func(c *components){
+		"an example that is not JSON": func(c *components) { c.ref("Bad", "", badExample{}, nil) },
+		"a type without a schema":     func(c *components) { c.ref("Chan", "", unsupported{}, nil) },
+		"one type under two names":    func(c *components) { c.ref("A", "", errorBody{}, nil); c.ref("B", "", errorBody{}, nil) },
+	} {
+		c := newComponents()
+		build(c)
+		if c.err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

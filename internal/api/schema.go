@@ -1,0 +1,170 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// schema is an OpenAPI 3.0 Schema Object, as much of it as the service's types need.
+type schema struct {
+	Ref                  string             `json:"$ref,omitempty"`
+	Type                 string             `json:"type,omitempty"`
+	Format               string             `json:"format,omitempty"`
+	Description          string             `json:"description,omitempty"`
+	Enum                 []string           `json:"enum,omitempty"`
+	Nullable             bool               `json:"nullable,omitempty"`
+	Minimum              *float64           `json:"minimum,omitempty"`
+	Maximum              *float64           `json:"maximum,omitempty"`
+	Default              any                `json:"default,omitempty"`
+	Example              any                `json:"example,omitempty"`
+	Items                *schema            `json:"items,omitempty"`
+	Properties           map[string]*schema `json:"properties,omitempty"`
+	Required             []string           `json:"required,omitempty"`
+	AdditionalProperties any                `json:"additionalProperties,omitempty"`
+	AllOf                []*schema          `json:"allOf,omitempty"`
+}
+
+// fieldDocs describes the members of a type whose fields carry no doc tags (a type of
+// another package), by JSON name: its Description, Enum and Example are merged into the
+// member's schema.
+type fieldDocs map[string]schema
+
+// components is the document's components.schemas: schemas built from Go types by
+// reflection, so a response type and its description cannot drift apart.
+//
+// A struct field's JSON name and omitempty come from its json tag (members without
+// omitempty are required); its description from a doc tag, its allowed values from an
+// enum tag (comma-separated), its format from a format tag and an example value from an
+// example tag (JSON).
+type components struct {
+	schemas map[string]*schema
+	names   map[reflect.Type]string
+	err     error // the first type that could not be described; New returns it
+}
+
+// fail records the first error of the document's construction.
+func (c *components) fail(format string, args ...any) *schema {
+	if c.err == nil {
+		c.err = fmt.Errorf(format, args...)
+	}
+	return &schema{}
+}
+
+func newComponents() *components {
+	return &components{schemas: map[string]*schema{}, names: map[reflect.Type]string{}}
+}
+
+// ref registers the schema of v's type as component name, unless it is registered, and
+// returns a reference to it. Struct fields whose type is a registered component refer
+// to it; register nested types first.
+func (c *components) ref(name, description string, v any, docs fieldDocs) *schema {
+	t := reflect.TypeOf(v)
+	if registered, ok := c.names[t]; ok {
+		if registered != name {
+			return c.fail("type %s is registered as schema %s and %s", t, registered, name)
+		}
+		return &schema{Ref: "#/components/schemas/" + name}
+	}
+	s := c.of(t, docs)
+	s.Description = description
+	c.schemas[name], c.names[t] = s, name
+	return &schema{Ref: "#/components/schemas/" + name}
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// of builds the schema of t.
+func (c *components) of(t reflect.Type, docs fieldDocs) *schema {
+	if name, ok := c.names[t]; ok {
+		return &schema{Ref: "#/components/schemas/" + name}
+	}
+	switch {
+	case t == rawMessageType:
+		return &schema{} // any JSON value
+	case t.Kind() == reflect.Pointer:
+		return c.of(t.Elem(), docs)
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return &schema{Type: "string", Format: "byte"}
+	case t.Kind() == reflect.Slice:
+		return &schema{Type: "array", Items: c.of(t.Elem(), nil)}
+	case t.Kind() == reflect.Map:
+		return &schema{Type: "object", AdditionalProperties: c.of(t.Elem(), nil)}
+	case t.Kind() == reflect.Struct:
+		return c.object(t, docs)
+	case t.Kind() == reflect.Interface:
+		return &schema{}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &schema{Type: "string"}
+	case reflect.Bool:
+		return &schema{Type: "boolean"}
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return &schema{Type: "integer", Format: "int64"}
+	case reflect.Int32, reflect.Int16, reflect.Int8, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return &schema{Type: "integer", Format: "int32"}
+	case reflect.Float64, reflect.Float32:
+		return &schema{Type: "number", Format: "double"}
+	}
+	return c.fail("no schema for Go type %s", t)
+}
+
+// object builds the schema of struct type t from its exported, JSON-encoded fields.
+func (c *components) object(t reflect.Type, docs fieldDocs) *schema {
+	s := &schema{Type: "object", Properties: map[string]*schema{}}
+	for f := range t.Fields() {
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// encoding/json lifts an embedded struct's members into the object.
+			inner := c.object(f.Type, docs)
+			for k, v := range inner.Properties {
+				s.Properties[k] = v
+			}
+			s.Required = append(s.Required, inner.Required...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		p := c.of(f.Type, nil)
+		if p.Ref != "" && (f.Tag.Get("doc") != "" || docs[name].Description != "") {
+			p = &schema{AllOf: []*schema{p}} // a $ref takes no siblings in OpenAPI 3.0
+		}
+		p.Description = f.Tag.Get("doc")
+		if e := f.Tag.Get("enum"); e != "" {
+			p.Enum = strings.Split(e, ",")
+		}
+		if format := f.Tag.Get("format"); format != "" {
+			p.Format = format
+		}
+		if ex := f.Tag.Get("example"); ex != "" {
+			if err := json.Unmarshal([]byte(ex), &p.Example); err != nil {
+				c.fail("the example of %s.%s is not JSON: %w", t, f.Name, err)
+			}
+		}
+		if d, ok := docs[name]; ok {
+			if d.Description != "" {
+				p.Description = d.Description
+			}
+			if d.Enum != nil {
+				p.Enum = d.Enum
+			}
+			if d.Example != nil {
+				p.Example = d.Example
+			}
+		}
+		s.Properties[name] = p
+		if !strings.Contains(","+opts+",", ",omitempty,") && !strings.Contains(","+opts+",", ",omitzero,") {
+			s.Required = append(s.Required, name)
+		}
+	}
+	return s
+}

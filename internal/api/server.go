@@ -1,0 +1,216 @@
+package api
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/version"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// DefaultMaxUploadBytes caps an export sent to POST /api/export/verify when
+// Options.MaxUploadBytes is 0: about two million entries of typical size.
+const DefaultMaxUploadBytes = 1 << 30
+
+// Options configures a Server.
+type Options struct {
+	// Store is the chain the server reads. Required.
+	Store *store.Store
+	// DBPath is the path Store was opened from, which /health reports.
+	DBPath string
+	// Secret is the chain's HMAC secret: POST /api/export/verify checks HMACs with it
+	// when the request brings none. Nil: such requests check no HMACs.
+	Secret []byte
+	// SigningKey signs exports (POST /api/export). Nil: exports are refused with 409.
+	SigningKey ed25519.PrivateKey
+	// APIKey, when not empty, is required as a bearer token on every route except
+	// /health, /version, /api/health, /api/version, /openapi.json, /docs and /redoc.
+	APIKey string
+	// Version is what /version reports; the zero value means version.Get().
+	Version version.Info
+	// Logger receives request logs (debug level) and failures; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxUploadBytes caps an uploaded export; 0 means DefaultMaxUploadBytes.
+	MaxUploadBytes int64
+	// Traces, when not nil, is mounted at POST /v1/traces (OTLP/HTTP span ingestion),
+	// behind the API key like the /api routes. It caps its own request bodies.
+	Traces http.Handler
+}
+
+// Server is the chain service's HTTP handler. It is safe for concurrent use.
+type Server struct {
+	store        *store.Store
+	dbPath       string
+	secret       []byte
+	signingKey   ed25519.PrivateKey
+	apiKey       string
+	apiKeyDigest [sha256.Size]byte
+	version      version.Info
+	log          *slog.Logger
+	maxUpload    int64
+	traces       http.Handler
+
+	mux         *http.ServeMux
+	routes      []route
+	publicPaths map[string]bool // paths of the public routes
+	openAPIJSON []byte
+	assets      map[string]asset
+	handler     http.Handler
+}
+
+// route is one operation: what the mux matches, whether it needs the API key, what it
+// does, and how the OpenAPI document describes it.
+type route struct {
+	method string
+	// path is in http.ServeMux syntax, which OpenAPI shares for simple wildcards:
+	// /api/chain/{seq}.
+	path    string
+	public  bool // served without the API key
+	handler http.Handler
+	op      operation
+}
+
+// group is a set of routes under one OpenAPI tag, declared in one routes_*.go file.
+type group struct {
+	name, description string
+	routes            []route
+}
+
+// groups lists the route groups the server serves, in the order the document lists
+// them. Each group's routes and schemas are declared in its own routes_*.go file; adding
+// a group is that file and one line here.
+func (s *Server) groups(c *components) []group {
+	gs := []group{
+		s.chainRoutes(c),
+		s.exportRoutes(c),
+		s.replayRoutes(c),
+	}
+	if s.traces != nil {
+		gs = append(gs, s.tracesRoutes(c))
+	}
+	return append(gs, s.metaRoutes(c))
+}
+
+// New builds the server's routes, its OpenAPI document and its pages.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.Store == nil:
+		return nil, errors.New("api: no chain store")
+	case o.Secret != nil && len(o.Secret) < protocol.MinSecretBytes:
+		return nil, fmt.Errorf("api: HMAC secret is %d bytes, want at least %d", len(o.Secret), protocol.MinSecretBytes)
+	case o.SigningKey != nil && len(o.SigningKey) != ed25519.PrivateKeySize:
+		return nil, fmt.Errorf("api: signing key is %d bytes, want %d", len(o.SigningKey), ed25519.PrivateKeySize)
+	case o.MaxUploadBytes < 0:
+		return nil, fmt.Errorf("api: upload cap %d is negative", o.MaxUploadBytes)
+	case strings.TrimSpace(o.APIKey) != o.APIKey:
+		return nil, errors.New("api: the API key starts or ends with white space")
+	}
+	s := &Server{
+		store: o.Store, dbPath: o.DBPath, secret: bytes.Clone(o.Secret), signingKey: o.SigningKey,
+		apiKey: o.APIKey, apiKeyDigest: sha256.Sum256([]byte(o.APIKey)),
+		version: o.Version, log: o.Logger, maxUpload: o.MaxUploadBytes, traces: o.Traces,
+		mux: http.NewServeMux(), publicPaths: map[string]bool{},
+	}
+	if s.version == (version.Info{}) {
+		s.version = version.Get()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.maxUpload == 0 {
+		s.maxUpload = DefaultMaxUploadBytes
+	}
+	var err error
+	if s.assets, err = loadAssets(); err != nil {
+		return nil, err
+	}
+	c := newComponents()
+	groups := s.groups(c)
+	for _, g := range groups {
+		for _, rt := range g.routes {
+			h := rt.handler
+			if rt.public {
+				s.publicPaths[rt.path] = true
+			} else {
+				h = s.requireKey(h)
+			}
+			s.mux.Handle(rt.method+" "+rt.path, h)
+			s.routes = append(s.routes, rt)
+		}
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("api: build the OpenAPI document: %w", c.err)
+	}
+	if s.openAPIJSON, err = s.openAPI(groups, c); err != nil {
+		return nil, fmt.Errorf("api: build the OpenAPI document: %w", err)
+	}
+	s.handler = logRequests(s.log, http.HandlerFunc(s.dispatch))
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// dispatch hands r to the route that matches it, and answers in JSON when none does.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// No route matches: the mux answers 404, or 405 with the methods that the path
+	// allows. Let it, into a recorder, and give its answer a JSON body. Under /api the
+	// key is asked for first, so that the routes cannot be probed without it.
+	if strings.HasPrefix(r.URL.Path, "/api/") && !s.publicPaths[r.URL.Path] && !s.authorized(r) {
+		unauthorized(w)
+		return
+	}
+	rec := &headerRecorder{header: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusMethodNotAllowed:
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, codeMethodNotAllowed,
+			fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+	case http.StatusNotFound:
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route %s; GET /openapi.json lists them", r.URL.Path))
+	default: // the mux's answers are all above; pass anything else on as it is
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+		_, _ = w.Write(rec.body.Bytes())
+	}
+}
+
+// headerRecorder keeps what the mux answers when no route matches.
+type headerRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *headerRecorder) Header() http.Header { return r.header }
+
+func (r *headerRecorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *headerRecorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
