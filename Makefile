@@ -52,8 +52,8 @@ lint: golangci-lint ## Run golangci-lint.
 	"$(GOLANGCI_LINT)" run ./...
 
 .PHONY: test
-test: manifests generate fmt vet setup-envtest rekor-up ## Run every test against a real API server (envtest) and a real Rekor.
-	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 \
+test: manifests generate fmt vet setup-envtest rekor-up setup-chromium ## Run every test against a real API server (envtest), a real Rekor and a real Chromium.
+	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 CAIRN_REQUIRE_CHROMIUM=1 \
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -coverprofile cover.out
 	@echo "== the controllers' log specs again, against the local Rekor"
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_FEDERATION_LOG=rekor \
@@ -96,6 +96,10 @@ rekor-up: ## Start a local Rekor v1 stack for the integration tests (hack/rekor-
 .PHONY: rekor-down
 rekor-down: ## Stop the local Rekor stack.
 	hack/rekor-down.sh
+
+.PHONY: setup-chromium
+setup-chromium: ## Install Debian's chromium for the /docs and /redoc browser test (hack/setup-chromium.sh).
+	hack/setup-chromium.sh >/dev/null
 
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, kubectl and etcd from the module proxy into the cache.
