@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/devenv"
 	"github.com/cairn-dev/cairn/internal/operator"
 )
@@ -229,7 +230,7 @@ func startDevChain(ctx context.Context, o *devOptions, say func(string, ...any))
 		say("chain service  not started: %v", err)
 		return "", none
 	}
-	svc, err := openChainService(c.DB, c.Secret, c.Key, o.apiKey)
+	svc, err := openChainService(c.DB, c.Secret, api.Options{SigningKey: c.Key, APIKey: o.apiKey, DefaultRegion: defaultServeRegion})
 	if err != nil {
 		say("chain service  not started: %v", err)
 		return "", none

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/consensus"
+	"github.com/cairn-dev/cairn/internal/otlp"
+	"github.com/cairn-dev/cairn/internal/policy"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -29,27 +31,45 @@ const (
 	serveShutdownTimeout   = 15 * time.Second
 )
 
+// defaultServeRegion is the grid region cairn serve and cairn dev attribute energy to
+// when a span or an estimate request names none.
+const defaultServeRegion = "us-east"
+
 // serveOptions configures `cairn serve`.
 type serveOptions struct {
 	chain   chainOptions
 	addr    string
 	signKey string
 	apiKey  string
+	// region is the default grid region of energy figures.
+	region string
+	// policyRules is a rule file (YAML or JSON); empty: policy.DefaultRules().
+	policyRules string
+	// consensusURL is an OpenAI-compatible API root; empty: no model provider.
+	consensusURL    string
+	consensusAPIKey string
+	// consensusModels are the models of a consensus request that names none.
+	consensusModels []string
 }
 
 func newServeCommand() *cobra.Command {
-	o := &serveOptions{addr: "127.0.0.1:8080"}
+	o := &serveOptions{addr: "127.0.0.1:8080", region: defaultServeRegion}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the chain's REST API, its OpenAPI document and documentation pages",
+		Short: "Serve the chain's REST API, OTLP ingestion, its OpenAPI document and documentation pages",
 		Long: `Serve the local chain service: the REST API under /api (read, verify and export the
-chain, verify exports and replayed outputs), /health and /version, the OpenAPI document at
-/openapi.json, and documentation pages that work offline at /docs and /redoc.
+chain, verify exports and replayed outputs, regression, energy, policy, containment,
+consensus and the layers' state), OTLP/HTTP span ingestion at POST /v1/traces, /health and
+/version, the OpenAPI document at /openapi.json, and documentation pages that work offline
+at /docs and /redoc.
 
 The chain's HMAC secret is required (CAIRN_HMAC_SECRET, --secret-file); the chain file is
 created when missing. --sign-key lets POST /api/export sign exports. With an API key
-(CAIRN_API_KEY), every /api route but /api/health and /api/version needs
-"Authorization: Bearer <key>". Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.`,
+(CAIRN_API_KEY), every /api route but /api/health and /api/version, and /v1/traces, need
+"Authorization: Bearer <key>". --policy-rules replaces the default policy rules with a
+YAML or JSON rule file. --consensus-url names an OpenAI-compatible API (such as
+http://127.0.0.1:8000/v1) that /api/consensus/evaluate asks; without it that route
+answers 503. Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := o.open()
@@ -58,7 +78,8 @@ created when missing. --sign-key lets POST /api/export sign exports. With an API
 			}
 			err = svc.serve(cmd.Context(), o.addr, func(url string) {
 				slog.InfoContext(cmd.Context(), "Started the chain service", "url", url, "docs", url+"/docs",
-					"db", o.chain.db, "apiKey", o.apiKey != "", "signingKey", o.signKey != "")
+					"db", o.chain.db, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region,
+					"policyRules", o.policyRules, "consensus", o.consensusURL != "")
 			})
 			if err == nil {
 				slog.InfoContext(cmd.Context(), "Stopped the chain service", "db", o.chain.db)
@@ -70,10 +91,16 @@ created when missing. --sign-key lets POST /api/export sign exports. With an API
 	cmd.Flags().StringVar(&o.addr, "addr", o.addr, "address to listen on, host:port")
 	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes) that signs exports")
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key the /api routes require as a bearer token (prefer CAIRN_API_KEY: flags show in process lists)")
+	cmd.Flags().StringVar(&o.region, "region", o.region, "grid region of the energy of calls that name none (cloud.region); empty: the world-average fallback")
+	cmd.Flags().StringVar(&o.policyRules, "policy-rules", "", "policy rule file, YAML or JSON (default: the built-in rules)")
+	cmd.Flags().StringVar(&o.consensusURL, "consensus-url", "", "OpenAI-compatible API root that consensus requests ask, e.g. http://127.0.0.1:8000/v1")
+	cmd.Flags().StringVar(&o.consensusAPIKey, "consensus-api-key", "", "API key of --consensus-url (prefer CAIRN_CONSENSUS_API_KEY: flags show in process lists)")
+	cmd.Flags().StringSliceVar(&o.consensusModels, "consensus-models", nil, "comma-separated models a consensus request that names none asks (2 to 8)")
 	return cmd
 }
 
-// open loads the secret and the signing key and opens the chain service.
+// open loads the secret, the signing key, the policy rules and the consensus provider,
+// and opens the chain service.
 func (o *serveOptions) open() (*chainService, error) {
 	if _, _, err := net.SplitHostPort(o.addr); err != nil {
 		return nil, usageError{fmt.Errorf("--addr %q: want host:port", o.addr)}
@@ -82,17 +109,46 @@ func (o *serveOptions) open() (*chainService, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	var key ed25519.PrivateKey
+	opts := api.Options{APIKey: o.apiKey, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
 	if o.signKey != "" {
 		text, err := os.ReadFile(o.signKey)
 		if err != nil {
 			return nil, fmt.Errorf("read signing key: %w", err)
 		}
-		if key, err = protocol.ParsePrivateKeyPEM(text); err != nil {
+		if opts.SigningKey, err = protocol.ParsePrivateKeyPEM(text); err != nil {
 			return nil, fmt.Errorf("signing key %s: %w", o.signKey, err)
 		}
 	}
-	return openChainService(o.chain.db, secret, key, o.apiKey)
+	if o.policyRules != "" {
+		rules, err := policy.LoadRules(o.policyRules)
+		if err != nil {
+			return nil, fmt.Errorf("--policy-rules: %w", err)
+		}
+		if opts.Policy, err = policy.New(rules, policy.Options{}); err != nil {
+			return nil, fmt.Errorf("--policy-rules %s: %w", o.policyRules, err)
+		}
+	}
+	if opts.Consensus, err = o.consensusEvaluator(); err != nil {
+		return nil, usageError{err}
+	}
+	return openChainService(o.chain.db, secret, opts)
+}
+
+// consensusEvaluator builds the evaluator of /api/consensus/evaluate from the consensus
+// flags: one OpenAI-compatible provider serving every model, or nil without
+// --consensus-url.
+func (o *serveOptions) consensusEvaluator() (*consensus.Evaluator, error) {
+	if o.consensusURL == "" {
+		if o.consensusAPIKey != "" || len(o.consensusModels) > 0 {
+			return nil, errors.New("--consensus-api-key and --consensus-models need --consensus-url")
+		}
+		return nil, nil
+	}
+	p, err := consensus.NewOpenAIProvider(consensus.OpenAIConfig{BaseURL: o.consensusURL, APIKey: o.consensusAPIKey})
+	if err != nil {
+		return nil, fmt.Errorf("--consensus-url: %w", err)
+	}
+	return consensus.NewEvaluator(nil, p), nil
 }
 
 // chainService is the chain API over an open chain, ready to serve. `cairn serve` and
@@ -102,14 +158,20 @@ type chainService struct {
 	handler http.Handler
 }
 
-// openChainService opens the chain at db (creating it when missing) and builds its API.
-func openChainService(db string, secret []byte, key ed25519.PrivateKey, apiKey string) (*chainService, error) {
+// openChainService opens the chain at db (creating it when missing) and builds its API
+// from o, to which it adds the store, the secret, the logger and the OTLP receiver at
+// POST /v1/traces (behind the API key too).
+func openChainService(db string, secret []byte, o api.Options) (*chainService, error) {
 	s, err := store.Open(db, secret)
 	if err != nil {
 		return nil, err
 	}
-	// POST /v1/traces (OTLP ingestion) goes in api.Options.Traces; it needs the API key too.
-	h, err := api.New(api.Options{Store: s, DBPath: db, Secret: secret, SigningKey: key, APIKey: apiKey, Logger: slog.Default()})
+	traces, err := otlp.NewHandler(s, otlp.WithLogger(slog.Default()))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("OTLP receiver: %w", err), s.Close())
+	}
+	o.Store, o.DBPath, o.Secret, o.Logger, o.Traces = s, db, secret, slog.Default(), traces
+	h, err := api.New(o)
 	if err != nil {
 		return nil, errors.Join(usageError{err}, s.Close())
 	}

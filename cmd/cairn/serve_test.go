@@ -6,10 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/api"
 )
 
 // getURL fetches url with an optional bearer key and returns the status and body.
@@ -44,7 +47,7 @@ func TestChainServiceServesUntilCanceled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := openChainService(db, secret, nil, "the-key")
+	svc, err := openChainService(db, secret, api.Options{APIKey: "the-key"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +85,28 @@ func TestChainServiceServesUntilCanceled(t *testing.T) {
 	}
 }
 
+func TestServeHelpListsItsEnvironment(t *testing.T) {
+	out, err := runCairn(t, "serve", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"CAIRN_API_KEY", "CAIRN_REGION", "CAIRN_POLICY_RULES", "CAIRN_CONSENSUS_URL",
+		"CAIRN_CONSENSUS_API_KEY", "CAIRN_CONSENSUS_MODELS"} {
+		if !strings.Contains(out, v) {
+			t.Errorf("cairn serve --help does not list %s", v)
+		}
+	}
+}
+
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "chain.db")
-	// Without the secret, or with a bad address or key, serve refuses to start.
+	emptyRules := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(emptyRules, []byte("rules: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Without the secret, or with a bad address, key, rule file or consensus flags,
+	// serve refuses to start.
 	tests := map[string]struct {
 		args []string
 		code int
@@ -95,6 +116,20 @@ func TestServeCommand(t *testing.T) {
 		"bad address":        {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", "8080"}, code: ExitUsage, want: "host:port"},
 		"missing sign key":   {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(dir, "nope.pem")}, code: ExitError, want: "signing key"},
 		"key with a newline": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--api-key", "k\n"}, code: ExitUsage, want: "white space"},
+		"models without a URL": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-models", "a,b"},
+			code: ExitUsage, want: "need --consensus-url"},
+		"a key without a URL": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-api-key", "k"},
+			code: ExitUsage, want: "need --consensus-url"},
+		"a consensus URL that is not http": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-url", "ftp://models.test/v1"},
+			code: ExitUsage, want: "--consensus-url"},
+		"one default model": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-url", "http://127.0.0.1:9/v1", "--consensus-models", "a"},
+			code: ExitUsage, want: "default consensus models"},
+		"a missing rule file": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--policy-rules", filepath.Join(dir, "nope.yaml")},
+			code: ExitError, want: "--policy-rules"},
+		"an empty rule file": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--policy-rules", emptyRules},
+			code: ExitError, want: "no rules"},
+		"a long region": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--region", strings.Repeat("r", 300)},
+			code: ExitUsage, want: "default region"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

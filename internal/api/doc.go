@@ -4,14 +4,16 @@
 // /docs, with a form that sends requests, and /redoc, a read-only reference.
 //
 // Routes are declared in groups, one file each (routes_meta.go, routes_chain.go,
-// routes_export.go, routes_replay.go, routes_traces.go). A route carries its method and
+// routes_export.go, routes_replay.go, routes_analysis.go (regression and energy),
+// routes_policy.go (policy and containment), routes_consensus.go, routes_layers.go,
+// routes_traces.go). A route carries its method and
 // path, whether it needs the API key, its handler and its OpenAPI operation, so the mux
 // and the document are built from the same table and cannot disagree. A new group is one
 // routes_*.go file and one line in Server.groups.
 //
 // Every answer is JSON, errors included: {"error": "...", "code": "..."} with the status
 // that fits (400 malformed input, 401 missing key, 404, 405, 409, 413 body too large,
-// 415 wrong content type, 500). Request bodies are capped, and unknown JSON fields are
+// 415 wrong content type, 500, 503 when no model provider is configured for consensus). Request bodies are capped, and unknown JSON fields are
 // refused.
 //
 // When Options.APIKey is set, every route under /api except /api/health and /api/version,

@@ -121,7 +121,9 @@ func (s *Server) openAPI(groups []group, c *components) ([]byte, error) {
 			Version: s.version.Version,
 			Description: "The local chain service of Cairn: an operator's tamper-evident HMAC chain of LLM calls, " +
 				"kept in SQLite. Read and verify the chain, export signed cairn-chain-v2 segments and verify exports, " +
-				"and check replayed model outputs against the recorded ones. Errors are JSON: {\"error\", \"code\"}.",
+				"check replayed model outputs against the recorded ones, test the calls for drift, estimate their energy and CO2, " +
+				"check calls against policy rules and contain dangerous code, ask several models for consensus, and see which layers run. " +
+				"Errors are JSON: {\"error\", \"code\"}.",
 		},
 		Servers: []map[string]string{{"url": "/"}},
 		Paths:   map[string]map[string]*opJSON{},

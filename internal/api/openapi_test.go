@@ -35,10 +35,14 @@ func loadDocument(t *testing.T, f *fixture) *openapi3.T {
 
 func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
 	traces := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	chat := newChatServer(t, nil)
 	for name, edit := range map[string]func(*Options){
 		"open":                nil,
 		"with an API key":     func(o *Options) { o.APIKey = testAPIKey },
 		"with the OTLP route": func(o *Options) { o.APIKey = testAPIKey; o.Traces = traces },
+		"with a model provider and default models": func(o *Options) {
+			o.Consensus, o.ConsensusModels = evaluatorFor(t, chat), []string{"model-a", "model-b"}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, 2, edit)
@@ -140,6 +144,49 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 	reasons := doc.Components.Schemas["ReplayResult"].Value.Properties["reason"].Value.Enum
 	if len(reasons) != 5 || !strings.Contains(strings.Join(toStrings(reasons), " "), "nondeterministic_mismatch") {
 		t.Errorf("ReplayResult.reason enum %v", reasons)
+	}
+}
+
+// TestOpenAPIDescribesEveryMember checks that every member of every schema says what it
+// is, and that the request schemas require what the server requires.
+func TestOpenAPIDescribesEveryMember(t *testing.T) {
+	for name, models := range map[string][]string{"without default models": nil, "with default models": {"m1", "m2"}} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, 1, func(o *Options) { o.ConsensusModels = models })
+			doc := loadDocument(t, f)
+			for schemaName, ref := range doc.Components.Schemas {
+				for p, ps := range ref.Value.Properties {
+					if ps.Value == nil || ps.Value.Description == "" {
+						t.Errorf("%s.%s has no description", schemaName, p)
+					}
+				}
+			}
+			required := map[string][]string{
+				"RegressionRunRequest": nil,
+				"EnergyRequest":        nil,
+				"PolicyRequest":        nil,
+				"ConsensusRequest":     {"models", "prompt"},
+				"Layer":                {"detail", "name", "state"},
+			}
+			if models != nil {
+				required["ConsensusRequest"] = []string{"prompt"}
+			}
+			for schemaName, want := range required {
+				got := slices.Clone(doc.Components.Schemas[schemaName].Value.Required)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s requires %v, want %v", schemaName, got, want)
+				}
+			}
+			// The regression statistics are lifted from an embedded pointer: optional.
+			dim := doc.Components.Schemas["RegressionDimension"].Value
+			if dim.Properties["z"] == nil || !dim.Properties["z"].Value.Nullable || slices.Contains(dim.Required, "mean") {
+				t.Errorf("RegressionDimension: z %+v, required %v", dim.Properties["z"], dim.Required)
+			}
+			if at := doc.Components.Schemas["RegressionRun"].Value.Properties["started_at"].Value; at.Format != "date-time" {
+				t.Errorf("RegressionRun.started_at: format %q", at.Format)
+			}
+		})
 	}
 }
 

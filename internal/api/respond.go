@@ -27,13 +27,14 @@ const (
 	codeNoSigningKey     = "no_signing_key"
 	codeNoSecret         = "no_secret"
 	codeChainInvalid     = "chain_invalid"
+	codeNoProvider       = "no_provider"
 	codeInternal         = "internal"
 )
 
 // errorBody is every error answer.
 type errorBody struct {
 	Error string `json:"error" doc:"what went wrong, for people" example:"\"the chain has no entry with seq 12\""`
-	Code  string `json:"code" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, not_found, method_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid or internal" example:"\"not_found\""`
+	Code  string `json:"code" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, not_found, method_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid, no_provider or internal" example:"\"not_found\""`
 }
 
 // writeJSON writes v as the answer with the given status.
@@ -89,13 +90,18 @@ func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, what 
 // trailing data, bodies over maxJSONBodyBytes and content types other than JSON are
 // refused. An empty body leaves dst as it is when emptyOK, and is refused otherwise.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) error {
+	return decodeJSONLimit(w, r, dst, emptyOK, maxJSONBodyBytes)
+}
+
+// decodeJSONLimit is decodeJSON with a body cap of limit bytes.
+func decodeJSONLimit(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool, limit int64) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			return &requestError{status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
 				err: fmt.Errorf("content type %q: send the body as application/json", ct)}
 		}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(dst)
 	if errors.Is(err, io.EOF) && emptyOK {

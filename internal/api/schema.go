@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"time"
 )
 
 // schema is an OpenAPI 3.0 Schema Object, as much of it as the service's types need.
@@ -27,8 +29,8 @@ type schema struct {
 }
 
 // fieldDocs describes the members of a type whose fields carry no doc tags (a type of
-// another package), by JSON name: its Description, Enum and Example are merged into the
-// member's schema.
+// another package), by JSON name: its Description, Enum, Example and Nullable are merged
+// into the member's schema.
 type fieldDocs map[string]schema
 
 // components is the document's components.schemas: schemas built from Go types by
@@ -73,7 +75,21 @@ func (c *components) ref(name, description string, v any, docs fieldDocs) *schem
 	return &schema{Ref: "#/components/schemas/" + name}
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+// optional drops members from the required list of component name, registered before:
+// members a type of another package decodes without omitempty but does not need.
+func (c *components) optional(name string, members ...string) {
+	s := c.schemas[name]
+	if s == nil {
+		c.fail("optional members of schema %s, which is not registered", name)
+		return
+	}
+	s.Required = slices.DeleteFunc(s.Required, func(m string) bool { return slices.Contains(members, m) })
+}
+
+var (
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	timeType       = reflect.TypeFor[time.Time]()
+)
 
 // of builds the schema of t.
 func (c *components) of(t reflect.Type, docs fieldDocs) *schema {
@@ -83,6 +99,8 @@ func (c *components) of(t reflect.Type, docs fieldDocs) *schema {
 	switch {
 	case t == rawMessageType:
 		return &schema{} // any JSON value
+	case t == timeType:
+		return &schema{Type: "string", Format: "date-time"} // encoding/json writes RFC 3339
 	case t.Kind() == reflect.Pointer:
 		return c.of(t.Elem(), docs)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
@@ -122,9 +140,17 @@ func (c *components) object(t reflect.Type, docs fieldDocs) *schema {
 		if name == "-" {
 			continue
 		}
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			// encoding/json lifts an embedded struct's members into the object.
-			inner := c.object(f.Type, docs)
+		if embedded := f.Type; f.Anonymous && name == "" && (embedded.Kind() == reflect.Struct ||
+			embedded.Kind() == reflect.Pointer && embedded.Elem().Kind() == reflect.Struct) {
+			// encoding/json lifts an embedded struct's members into the object; those of
+			// an embedded pointer are all absent when it is nil, so none is required.
+			var inner *schema
+			if embedded.Kind() == reflect.Pointer {
+				inner = c.object(embedded.Elem(), docs)
+				inner.Required = nil
+			} else {
+				inner = c.object(embedded, docs)
+			}
 			for k, v := range inner.Properties {
 				s.Properties[k] = v
 			}
@@ -135,7 +161,7 @@ func (c *components) object(t reflect.Type, docs fieldDocs) *schema {
 			name = f.Name
 		}
 		p := c.of(f.Type, nil)
-		if p.Ref != "" && (f.Tag.Get("doc") != "" || docs[name].Description != "") {
+		if d := docs[name]; p.Ref != "" && (f.Tag.Get("doc") != "" || d.Description != "" || d.Nullable) {
 			p = &schema{AllOf: []*schema{p}} // a $ref takes no siblings in OpenAPI 3.0
 		}
 		p.Description = f.Tag.Get("doc")
@@ -160,6 +186,7 @@ func (c *components) object(t reflect.Type, docs fieldDocs) *schema {
 			if d.Example != nil {
 				p.Example = d.Example
 			}
+			p.Nullable = p.Nullable || d.Nullable
 		}
 		s.Properties[name] = p
 		if !strings.Contains(","+opts+",", ",omitempty,") && !strings.Contains(","+opts+",", ",omitzero,") {

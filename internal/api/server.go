@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/consensus"
+	"github.com/cairn-dev/cairn/internal/policy"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/version"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -42,6 +46,19 @@ type Options struct {
 	// Traces, when not nil, is mounted at POST /v1/traces (OTLP/HTTP span ingestion),
 	// behind the API key like the /api routes. It caps its own request bodies.
 	Traces http.Handler
+	// DefaultRegion is the region of the energy figures of entries and estimate
+	// requests that name none; empty leaves them to analysis.FallbackGridIntensity.
+	DefaultRegion string
+	// Policy checks the requests of /api/policy/evaluate and /api/containment/evaluate;
+	// nil means an engine of policy.DefaultRules().
+	Policy *policy.Engine
+	// Consensus asks models for /api/consensus/evaluate; nil: that route answers 503,
+	// as no model provider is configured.
+	Consensus *consensus.Evaluator
+	// ConsensusModels are the models a consensus request that names none asks
+	// (consensus.MinModels to consensus.MaxModels distinct names); none: requests must
+	// name their models.
+	ConsensusModels []string
 }
 
 // Server is the chain service's HTTP handler. It is safe for concurrent use.
@@ -56,6 +73,11 @@ type Server struct {
 	log          *slog.Logger
 	maxUpload    int64
 	traces       http.Handler
+
+	defaultRegion   string
+	policy          *policy.Engine
+	consensus       *consensus.Evaluator
+	consensusModels []string
 
 	mux         *http.ServeMux
 	routes      []route
@@ -91,6 +113,10 @@ func (s *Server) groups(c *components) []group {
 		s.chainRoutes(c),
 		s.exportRoutes(c),
 		s.replayRoutes(c),
+		s.analysisRoutes(c),
+		s.policyRoutes(c),
+		s.consensusRoutes(c),
+		s.layersRoutes(c),
 	}
 	if s.traces != nil {
 		gs = append(gs, s.tracesRoutes(c))
@@ -111,12 +137,28 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("api: upload cap %d is negative", o.MaxUploadBytes)
 	case strings.TrimSpace(o.APIKey) != o.APIKey:
 		return nil, errors.New("api: the API key starts or ends with white space")
+	case len(o.DefaultRegion) > analysis.MaxNameBytes:
+		return nil, fmt.Errorf("api: default region is %d bytes, at most %d allowed", len(o.DefaultRegion), analysis.MaxNameBytes)
+	}
+	if len(o.ConsensusModels) > 0 {
+		// The models are checked as a request naming them would be.
+		if err := (consensus.Request{Prompt: "?", Models: o.ConsensusModels}).Validate(); err != nil {
+			return nil, fmt.Errorf("api: default consensus models: %w", err)
+		}
 	}
 	s := &Server{
 		store: o.Store, dbPath: o.DBPath, secret: bytes.Clone(o.Secret), signingKey: o.SigningKey,
 		apiKey: o.APIKey, apiKeyDigest: sha256.Sum256([]byte(o.APIKey)),
 		version: o.Version, log: o.Logger, maxUpload: o.MaxUploadBytes, traces: o.Traces,
+		defaultRegion: o.DefaultRegion, policy: o.Policy, consensus: o.Consensus, consensusModels: slices.Clone(o.ConsensusModels),
 		mux: http.NewServeMux(), publicPaths: map[string]bool{},
+	}
+	if s.policy == nil {
+		engine, err := policy.New(policy.DefaultRules(), policy.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("api: the default policy rules: %w", err)
+		}
+		s.policy = engine
 	}
 	if s.version == (version.Info{}) {
 		s.version = version.Get()

@@ -37,6 +37,11 @@ var Vars = []Var{
 	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},
 	{Name: "CAIRN_HMAC_SECRET_FILE", Flag: "secret-file", Description: "file holding the chain's HMAC secret in hex"},
 	{Name: "CAIRN_API_KEY", Flag: "api-key", Description: "API key of cairn serve: every /api route but health and version needs it as a bearer token", Sensitive: true},
+	{Name: "CAIRN_REGION", Flag: "region", Description: "grid region of the energy of calls that name none (cairn serve, cairn energy summary)"},
+	{Name: "CAIRN_POLICY_RULES", Flag: "policy-rules", Description: "policy rule file of cairn serve, YAML or JSON; unset: the built-in rules"},
+	{Name: "CAIRN_CONSENSUS_URL", Flag: "consensus-url", Description: "OpenAI-compatible API root that cairn serve's consensus route asks"},
+	{Name: "CAIRN_CONSENSUS_API_KEY", Flag: "consensus-api-key", Description: "API key of the consensus API", Sensitive: true},
+	{Name: "CAIRN_CONSENSUS_MODELS", Flag: "consensus-models", Description: "comma-separated models a consensus request that names none asks"},
 	{Name: "KUBEBUILDER_ASSETS", Flag: "assets", Description: "directory holding kube-apiserver, etcd and kubectl (hack/setup-envtest.sh prints it)"},
 }
 

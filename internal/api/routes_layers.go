@@ -1,0 +1,171 @@
+package api
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/policy"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// The states of a layer.
+const (
+	// layerActive: the layer runs here and is in use: configured, with data where it
+	// keeps any.
+	layerActive = "active"
+	// layerAvailable: the layer is built into this server but not in use yet: it lacks
+	// its configuration, or has no data yet.
+	layerAvailable = "available"
+	// layerPlanned: the layer is not built yet.
+	layerPlanned = "planned"
+)
+
+// layer is one layer of the service and its state.
+type layer struct {
+	Name   string `json:"name" doc:"the layer" example:"\"regression\""`
+	State  string `json:"state" enum:"active,available,planned" doc:"active: it runs here and is in use; available: it is built in but not configured or without data yet; planned: not built yet"`
+	Detail string `json:"detail" doc:"one line on its state, from the server's current state" example:"\"the chain is open with 1200 entries (seq 1 to 1200)\""`
+}
+
+// layersResponse is the answer of GET /api/layers.
+type layersResponse struct {
+	Layers []layer `json:"layers" doc:"every layer, in a fixed order: chain, verification, signed_export, otlp_ingestion, regression, energy, policy, containment, consensus, replay, federation_client, dashboard"`
+}
+
+// layerNames lists the layers in the order GET /api/layers reports them.
+var layerNames = []string{"chain", "verification", "signed_export", "otlp_ingestion", "regression", "energy",
+	"policy", "containment", "consensus", "replay", "federation_client", "dashboard"}
+
+func (s *Server) layersRoutes(c *components) group {
+	c.ref("Layer", "A layer of the service and its state.", layer{}, fieldDocs{"name": {Enum: layerNames}})
+	res := c.ref("Layers", "The layers of the service.", layersResponse{}, nil)
+	return group{name: "layers", description: "What this service runs, and what is configured and in use.", routes: []route{
+		{method: http.MethodGet, path: "/api/layers", handler: http.HandlerFunc(s.listLayers), op: operation{
+			id: "listLayers", summary: "The service's layers and their state",
+			description: "Each layer of the service (chain, verification, signed export, OTLP ingestion, regression, energy, policy, containment, consensus, replay, " +
+				"federation client, dashboard) as active, available or planned, derived from what the server holds now: its options, the chain and the reports saved beside it.",
+			responses: []response{jsonOK("The layers.", res)}}},
+	}}
+}
+
+func (s *Server) listLayers(w http.ResponseWriter, r *http.Request) {
+	layers, err := s.layers(r.Context())
+	if err != nil {
+		s.internalError(w, r, "list layers", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, layersResponse{Layers: layers})
+}
+
+// layers derives every layer's state from the server's options and the chain's database.
+func (s *Server) layers(ctx context.Context) ([]layer, error) {
+	last, err := s.store.LastSeq(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the chain's length: %w", err)
+	}
+	latest, err := s.store.LatestRegression(ctx)
+	if err != nil && !errors.Is(err, store.ErrNoRegressionRun) {
+		return nil, err
+	}
+	energy, err := s.store.EnergySummary(ctx, analysis.EnergySummaryOptions{DefaultRegion: s.defaultRegion})
+	if err != nil {
+		return nil, err
+	}
+	chain := layer{Name: "chain", State: layerActive, Detail: "the chain is open and empty: no entry sealed yet"}
+	if last > 0 {
+		chain.Detail = fmt.Sprintf("the chain is open with %d entries (seq 1 to %d)", last, last)
+	}
+	return []layer{
+		chain,
+		{Name: "verification", State: layerActive, Detail: "POST /api/chain/verify checks the first and last entries (smoke) or every entry (full)"},
+		s.exportLayer(),
+		s.ingestionLayer(),
+		regressionLayer(latest),
+		energyLayer(energy),
+		s.policyLayer(),
+		{Name: "containment", State: layerActive, Detail: fmt.Sprintf("POST /api/containment/evaluate runs the policy and %d code-safety rules", len(policy.CodeRules()))},
+		s.consensusLayer(),
+		{Name: "replay", State: layerActive, Detail: "POST /api/replay/verify checks replayed model outputs against the output hashes recorded in entries"},
+		{Name: "federation_client", State: layerPlanned, Detail: "submitting exports to a federation waits for its HTTP API (/federation/*), which is not built yet"},
+		{Name: "dashboard", State: layerPlanned, Detail: "the web dashboard comes with a later release; /docs and /redoc document the API meanwhile"},
+	}, nil
+}
+
+func (s *Server) exportLayer() layer {
+	if s.signingKey == nil {
+		return layer{Name: "signed_export", State: layerAvailable, Detail: "no signing key: start cairn serve with --sign-key to sign exports"}
+	}
+	id := protocol.OperatorID(s.signingKey.Public().(ed25519.PublicKey))
+	return layer{Name: "signed_export", State: layerActive, Detail: "POST /api/export signs cairn-chain-v2 exports as operator " + id}
+}
+
+func (s *Server) ingestionLayer() layer {
+	if s.traces == nil {
+		return layer{Name: "otlp_ingestion", State: layerAvailable, Detail: "no OTLP receiver is mounted: spans arrive only through pkg/chain"}
+	}
+	return layer{Name: "otlp_ingestion", State: layerActive, Detail: "POST /v1/traces seals the gen_ai spans of OTLP/HTTP exports (protobuf or JSON)"}
+}
+
+func regressionLayer(latest *analysis.Run) layer {
+	if latest == nil {
+		return layer{Name: "regression", State: layerAvailable, Detail: "no regression run saved yet: POST /api/regression/run makes one"}
+	}
+	var flagged []string
+	for _, d := range latest.Dimensions {
+		if d.Flagged {
+			flagged = append(flagged, d.Name)
+		}
+	}
+	verdict := "flagged nothing"
+	if len(flagged) > 0 {
+		verdict = "flagged " + strings.Join(flagged, ", ")
+	}
+	return layer{Name: "regression", State: layerActive, Detail: fmt.Sprintf("the latest run, %d of %s over seq %d to %d, %s",
+		latest.ID, latest.StartedAt.UTC().Format(time.RFC3339), latest.FirstSeq, latest.LastSeq, verdict)}
+}
+
+func energyLayer(sum *analysis.EnergySummary) layer {
+	if sum.Entries == 0 {
+		return layer{Name: "energy", State: layerAvailable, Detail: "no entry with token counts logged yet"}
+	}
+	region := "no default region"
+	if sum.DefaultRegion != "" {
+		region = "default region " + sum.DefaultRegion
+	}
+	return layer{Name: "energy", State: layerActive, Detail: fmt.Sprintf("%d entries logged: %.4g Wh, %.4g g CO2 (%s)",
+		sum.Entries, sum.Wh, sum.CO2g, region)}
+}
+
+func (s *Server) policyLayer() layer {
+	var deny, warn int
+	for _, r := range s.policy.Rules() {
+		if r.Mode == policy.ModeDeny {
+			deny++
+		} else {
+			warn++
+		}
+	}
+	noun := "rules"
+	if deny+warn == 1 {
+		noun = "rule"
+	}
+	return layer{Name: "policy", State: layerActive, Detail: fmt.Sprintf("%d %s (%d deny, %d warn)", deny+warn, noun, deny, warn)}
+}
+
+func (s *Server) consensusLayer() layer {
+	if s.consensus == nil {
+		return layer{Name: "consensus", State: layerAvailable, Detail: "no model provider: start cairn serve with --consensus-url to ask models"}
+	}
+	detail := "a model provider is configured; requests name their models"
+	if len(s.consensusModels) > 0 {
+		detail = "a model provider is configured; default models " + strings.Join(s.consensusModels, ", ")
+	}
+	return layer{Name: "consensus", State: layerActive, Detail: detail}
+}
