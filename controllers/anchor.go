@@ -28,8 +28,6 @@ var (
 	errNotEnoughParticipants = errors.New("not enough participants")
 	// errStaleCache means the cache holds an older Federation than the API server.
 	errStaleCache = errors.New("the cache is behind the API server")
-	// errPreviousUnmarked means submissions the last anchor covers are not marked yet.
-	errPreviousUnmarked = errors.New("the last anchor's submissions are still being marked")
 )
 
 // pendingSubmissions returns the accepted submissions in fed's namespace that no anchor
@@ -62,8 +60,9 @@ func lastAnchor(ctx context.Context, from client.Reader, fed *fv1.Federation) (*
 }
 
 // run is one anchor run on fresh reads: it finishes a run that stopped after creating its
-// CrossAnchor, waits (errPreviousUnmarked) until the last anchor's submissions are marked,
-// then anchors what is pending. It returns the new anchor and the submissions it covers.
+// CrossAnchor, marks what the last anchor covers that the Submission controller has not
+// reached yet (normally nothing: runs are an interval apart), then anchors what is
+// pending. It returns the new anchor and the submissions it covers.
 func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) (*fv1.CrossAnchor, []fv1.Submission, error) {
 	var fresh fv1.Federation
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fed), &fresh); err != nil {
@@ -85,8 +84,8 @@ func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key
 		return nil, nil, err
 	}
 	pending, unmarked := splitPending(all.Items, last)
-	if len(unmarked) > 0 {
-		return nil, nil, fmt.Errorf("%w: %d of %s", errPreviousUnmarked, len(unmarked), last.Name)
+	if err := markAll(ctx, r.Client, unmarked, last); err != nil {
+		return nil, nil, err
 	}
 	ca, err := r.createAnchor(ctx, fed, key, pending)
 	if err != nil {

@@ -2,15 +2,20 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -24,11 +29,15 @@ import (
 // anchor run costs one object write however many submissions it covers.
 //
 // Two rules keep every submission in exactly one anchor:
-//   - a run does not start while a submission covered by the last anchor is unmarked
-//     (so only the last anchor can ever have unmarked submissions), and
+//   - a run first marks, itself, any submission the last anchor covers that is still
+//     unmarked (so only the last anchor can ever have unmarked submissions), and
 //   - a submission is marked with the first anchor, in name order, that covers it.
 //
 // Both the run and the marker decide coverage with covers, on the same data.
+
+// markParallelism is how many submissions an anchor run marks at once, when it finds
+// some the marker has not reached.
+const markParallelism = 8
 
 // participantIndex indexes CrossAnchors by the operator IDs of their participants.
 const participantIndex = "spec.participants.operatorID"
@@ -124,18 +133,36 @@ func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submi
 		if !covers(ca, sub, lastSeq) {
 			continue
 		}
-		// A merge patch of the status alone, with the resourceVersion, so that a
-		// submission changed meanwhile is read again rather than overwritten.
-		base := sub.DeepCopy()
-		sub.Status.Anchored, sub.Status.AnchorRef = true, ca.Spec.AnchorID
-		setSubmissionCondition(sub, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
-		if err := r.Status().Patch(ctx, sub, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			return false, fmt.Errorf("mark submission %s anchored: %w", sub.Name, err)
+		if err := markAnchored(ctx, r.Client, sub, ca); err != nil {
+			return false, err
 		}
 		halfMarkedFailpoint(ca)
 		return true, nil
 	}
 	return false, nil
+}
+
+// markAnchored marks sub anchored by ca: a merge patch of the status alone, with the
+// resourceVersion, so that a submission changed meanwhile is read again rather than
+// overwritten.
+func markAnchored(ctx context.Context, c client.Client, sub *fv1.Submission, ca *fv1.CrossAnchor) error {
+	base := sub.DeepCopy()
+	sub.Status.Anchored, sub.Status.AnchorRef = true, ca.Spec.AnchorID
+	setSubmissionCondition(sub, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "bound into "+ca.Name)
+	if err := c.Status().Patch(ctx, sub, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("mark submission %s anchored: %w", sub.Name, err)
+	}
+	return nil
+}
+
+// markAll marks subs anchored by ca, markParallelism at a time.
+func markAll(ctx context.Context, c client.Client, subs []fv1.Submission, ca *fv1.CrossAnchor) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(markParallelism)
+	for i := range subs {
+		g.Go(func() error { return markAnchored(gctx, c, &subs[i], ca) })
+	}
+	return g.Wait()
 }
 
 // marked counts the submissions this process marked, for FailAfterHalfMarked.
@@ -149,17 +176,34 @@ func halfMarkedFailpoint(ca *fv1.CrossAnchor) {
 	}
 }
 
-// coveredSubmissions maps a new CrossAnchor to the accepted, unmarked submissions of its
-// participants, for the marker.
-func (r *SubmissionReconciler) coveredSubmissions(ctx context.Context, o client.Object) []reconcile.Request {
-	ca := o.(*fv1.CrossAnchor)
-	var reqs []reconcile.Request
-	for _, p := range ca.Spec.Participants {
-		var subs fv1.SubmissionList
-		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{operatorIDIndex: string(p.OperatorID)},
-			client.UnsafeDisableDeepCopy); err != nil {
-			return reqs
+// lastAnchorSubmissions maps a Federation to the accepted, unmarked submissions its last
+// anchor covers, for the marker. Marking starts from the Federation's status rather than
+// from the CrossAnchor's creation, so that the run's own status write is not queued
+// behind thousands of marks.
+func (r *SubmissionReconciler) lastAnchorSubmissions(ctx context.Context, o client.Object) []reconcile.Request {
+	fed := o.(*fv1.Federation)
+	if fed.Status.LastAnchor == nil {
+		return nil
+	}
+	var lists []fv1.SubmissionList
+	ca, err := lastAnchor(ctx, r.Client, fed)
+	if err == nil {
+		lists = make([]fv1.SubmissionList, len(ca.Spec.Participants))
+		for i, p := range ca.Spec.Participants {
+			err = errors.Join(err, r.List(ctx, &lists[i], client.InNamespace(ca.Namespace),
+				client.MatchingFields{operatorIDIndex: string(p.OperatorID)}, client.UnsafeDisableDeepCopy))
 		}
+	}
+	if err != nil {
+		// The anchor is not in the cache yet: every unmarked submission of the namespace
+		// is looked at, and waits for it (see cacheBehind).
+		lists = make([]fv1.SubmissionList, 1)
+		if err := r.List(ctx, &lists[0], client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return nil
+		}
+	}
+	var reqs []reconcile.Request
+	for _, subs := range lists {
 		for i := range subs.Items {
 			if s := &subs.Items[i]; isAccepted(s) && !s.Status.Anchored {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
@@ -167,4 +211,37 @@ func (r *SubmissionReconciler) coveredSubmissions(ctx context.Context, o client.
 		}
 	}
 	return reqs
+}
+
+// cacheBehind reports whether a Federation in namespace names a last anchor that the
+// cache does not hold yet: a submission no cached anchor covers must then be looked at
+// again.
+func (r *SubmissionReconciler) cacheBehind(ctx context.Context, namespace string) (bool, error) {
+	var feds fv1.FederationList
+	if err := r.List(ctx, &feds, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	for i := range feds.Items {
+		if _, err := lastAnchor(ctx, r.Client, &feds.Items[i]); apierrors.IsNotFound(err) {
+			return true, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// lastAnchorChanged passes a Federation's creation (as on every start) and the updates
+// that change its last anchor.
+var lastAnchorChanged = predicate.Funcs{
+	UpdateFunc: func(e crevent.UpdateEvent) bool {
+		anchorID := func(o client.Object) fv1.AnchorID {
+			if last := o.(*fv1.Federation).Status.LastAnchor; last != nil {
+				return last.AnchorID
+			}
+			return ""
+		}
+		return anchorID(e.ObjectOld) != anchorID(e.ObjectNew)
+	},
+	DeleteFunc: func(crevent.DeleteEvent) bool { return false },
 }

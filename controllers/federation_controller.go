@@ -80,7 +80,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation) (c
 	if !now.Before(due) || threshold {
 		ca, covered, err := r.run(ctx, fed, key)
 		switch {
-		case errors.Is(err, errStaleCache) || errors.Is(err, errPreviousUnmarked):
+		case errors.Is(err, errStaleCache):
 			logf.FromContext(ctx).V(1).Info("anchor run waits", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		case errors.Is(err, errNotEnoughParticipants):

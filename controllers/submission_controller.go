@@ -15,10 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -56,9 +54,14 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if done(&sub) {
-		if isAccepted(&sub) && !sub.Status.Anchored {
-			_, err := r.markIfCovered(ctx, &sub)
+		if !isAccepted(&sub) || sub.Status.Anchored {
+			return ctrl.Result{}, nil
+		}
+		if marked, err := r.markIfCovered(ctx, &sub); marked || err != nil {
 			return ctrl.Result{}, err
+		}
+		if behind, err := r.cacheBehind(ctx, sub.Namespace); behind || err != nil {
+			return ctrl.Result{RequeueAfter: time.Second}, err
 		}
 		return ctrl.Result{}, nil
 	}
@@ -235,8 +238,8 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 }
 
 // SetupWithManager indexes operators, submissions and anchors by operator ID, requeues
-// an operator's waiting submissions when the operator changes, and a new anchor's
-// unmarked submissions.
+// an operator's waiting submissions when the operator changes, and the unmarked
+// submissions of a Federation's new last anchor.
 func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
@@ -262,9 +265,8 @@ func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Submission{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).
-		// A CrossAnchor's record never changes: its creation is what the marker waits for.
-		Watches(&fv1.CrossAnchor{}, handler.EnqueueRequestsFromMapFunc(r.coveredSubmissions),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(crevent.UpdateEvent) bool { return false }})).
+		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.lastAnchorSubmissions),
+			builder.WithPredicates(lastAnchorChanged)).
 		// Submissions of different operators are independent, and two of one operator
 		// are kept in order by the head's optimistic concurrency.
 		WithOptions(controller.Options{MaxConcurrentReconciles: submissionWorkers}).
