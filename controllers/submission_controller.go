@@ -57,13 +57,13 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		if !isAccepted(&sub) || sub.Status.Anchored {
 			return ctrl.Result{}, nil
 		}
-		if marked, err := r.markIfCovered(ctx, &sub); marked || err != nil {
-			return ctrl.Result{}, err
-		}
+		// In this order: once the cache holds the last anchor, the anchors listed next
+		// include it (the other way round, it could arrive between the two reads).
 		if behind, err := r.cacheBehind(ctx, sub.Namespace); behind || err != nil {
 			return ctrl.Result{RequeueAfter: time.Second}, err
 		}
-		return ctrl.Result{}, nil
+		_, err := r.markIfCovered(ctx, &sub)
+		return ctrl.Result{}, err
 	}
 	op, err := r.operator(ctx, &sub)
 	if err != nil {
