@@ -80,22 +80,22 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	switch model {
 	case modelServerError:
 		w.WriteHeader(http.StatusInternalServerError)
-		fmt.Fprint(w, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}`)
+		_, _ = fmt.Fprint(w, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}`)
 	case modelTextError:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
-		fmt.Fprint(w, "<html>\r\nBad gateway\x1b[31m</html>")
+		_, _ = fmt.Fprint(w, "<html>\r\nBad gateway\x1b[31m</html>")
 	case modelAuthError:
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"error":"invalid api key"}`)
+		_, _ = fmt.Fprint(w, `{"error":"invalid api key"}`)
 	case modelMalformed:
-		fmt.Fprint(w, `{"choices":[{"message":{"content":"cut off`)
+		_, _ = fmt.Fprint(w, `{"choices":[{"message":{"content":"cut off`)
 	case modelNoChoices:
-		fmt.Fprint(w, `{"id":"x","model":"no-choices","choices":[]}`)
+		_, _ = fmt.Fprint(w, `{"id":"x","model":"no-choices","choices":[]}`)
 	case modelNullContent:
-		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":null}}]}`)
+		_, _ = fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":null}}]}`)
 	case modelHuge:
-		fmt.Fprintf(w, `{"choices":[{"message":{"content":%q}}]}`, strings.Repeat("a", 2<<20))
+		_, _ = fmt.Fprintf(w, `{"choices":[{"message":{"content":%q}}]}`, strings.Repeat("a", 2<<20))
 	case modelSlow:
 		f.slowArrived <- struct{}{}
 		<-r.Context().Done()
@@ -103,7 +103,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		answer, ok := f.answers[model]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"error":{"message":"The model %s does not exist","type":"invalid_request_error","code":"model_not_found"}}`, model)
+			_, _ = fmt.Fprintf(w, `{"error":{"message":"The model %s does not exist","type":"invalid_request_error","code":"model_not_found"}}`, model)
 			return
 		}
 		resp := map[string]any{

@@ -101,7 +101,8 @@ func validIBAN(s string) bool {
 	if len(compact) < 15 || len(compact) > 34 {
 		return false
 	}
-	rearranged := append(compact[4:len(compact):len(compact)], compact[:4]...)
+	rearranged := make([]byte, 0, len(compact))
+	rearranged = append(append(rearranged, compact[4:]...), compact[:4]...)
 	rem := 0
 	for _, c := range rearranged {
 		switch {
