@@ -16,14 +16,6 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// maxNesting is how deeply a span body's members may nest objects and arrays, counting
-// the attributes object as level 1 and its values as 2. protocol.CheckEntry, which the
-// store runs on every entry it seals, refuses a body nested deeper than 512 levels;
-// canonical JSON allows 1000, so chain.ValidateSpanBody alone would let such a span
-// through, and the store would then refuse the whole batch. The conversion refuses deeper
-// values, so such a span is rejected alone.
-const maxNesting = 512
-
 // HasGenAIAttribute reports whether attrs has a key starting with "gen_ai.": the OTLP
 // counterpart of chain.HasGenAIAttribute, and the handler's default filter.
 func HasGenAIAttribute(attrs pcommon.Map) bool {
@@ -79,7 +71,7 @@ func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 
 // appendKeyValues appends the attributes of m to kvs as the OpenTelemetry Go SDK holds
 // them, in order (a repeated key is kept repeated; chain.AttributeMap keeps its last
-// value). depth is the nesting level of m in the body (see maxNesting): 1 for a span's
+// value). depth is the nesting level of m in the body (see protocol.MaxBodyNesting): 1 for a span's
 // attributes.
 func appendKeyValues(kvs []attribute.KeyValue, m pcommon.Map, depth int) ([]attribute.KeyValue, error) {
 	var err error
@@ -100,10 +92,13 @@ func appendKeyValues(kvs []attribute.KeyValue, m pcommon.Map, depth int) ([]attr
 // sdkValue is the OpenTelemetry Go value the SDK's OTLP exporter sends as v: a string,
 // bool, int64, float64 or byte slice as itself, an array as a slice of values (the SDK's
 // typed slices travel as arrays, and seal alike), a key-value list as a map, and an empty
-// value as the empty Value. depth is v's nesting level in the body (see maxNesting).
+// value as the empty Value. depth is v's nesting level in the body (see protocol.MaxBodyNesting).
 func sdkValue(v pcommon.Value, depth int) (attribute.Value, error) {
-	if depth > maxNesting {
-		return attribute.Value{}, fmt.Errorf("values nest the body deeper than %d levels", maxNesting)
+	// protocol.CheckEntry, which the store runs on every entry it seals, refuses a body
+	// nested deeper; chain.ValidateSpanBody alone would let such a span through, and the
+	// store would then refuse the whole batch. Refused here, the span is rejected alone.
+	if depth > protocol.MaxBodyNesting {
+		return attribute.Value{}, fmt.Errorf("values nest the body deeper than %d levels", protocol.MaxBodyNesting)
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeStr:

@@ -12,8 +12,11 @@ import (
 // the entry's columns, without decoding the rest. It is on the hot path of export
 // verification, where encoding/json would cost several times the hashing.
 
-// maxNesting bounds how deeply a body may nest objects and arrays.
-const maxNesting = 512
+// MaxBodyNesting bounds how deeply a canonical body may nest objects and arrays, counting
+// the body object as level 0 and its attributes object as level 1: CheckEntry refuses an
+// entry whose body nests a value deeper. Canonical JSON alone allows more, so code that
+// builds bodies from nested input (OTLP's kvlist and array values) must stop at this.
+const MaxBodyNesting = 512
 
 var errSyntax = errors.New("invalid JSON")
 
@@ -183,8 +186,8 @@ func (s *byteScanner) skipString() error {
 // skipValue consumes one JSON value. Strings are skipped by skipString; the structure
 // around them is checked.
 func (s *byteScanner) skipValue(depth int) error {
-	if depth > maxNesting {
-		return fmt.Errorf("%w: nested deeper than %d", errSyntax, maxNesting)
+	if depth > MaxBodyNesting {
+		return fmt.Errorf("%w: nested deeper than %d", errSyntax, MaxBodyNesting)
 	}
 	c, err := s.nonSpace()
 	if err != nil {
