@@ -78,7 +78,7 @@ func TestLayersFollowTheServersState(t *testing.T) {
 	f.seal(12)
 	wantStates(t, getLayers(t, f, auth...), map[string][2]string{
 		"chain":      {layerActive, "12 entries"},
-		"energy":     {layerActive, "12 entries logged"},
+		"energy":     {layerActive, "through seq 12"},
 		"regression": {layerAvailable, "no regression run"},
 	})
 	if resp, body := f.postJSON("/api/regression/run", "", auth...); resp.StatusCode != http.StatusOK {
@@ -91,7 +91,7 @@ func TestLayersFollowTheServersState(t *testing.T) {
 	wantStates(t, getLayers(t, f, auth...), map[string][2]string{
 		"chain":      {layerActive, "13 entries"},
 		"regression": {layerActive, "the latest run, 2 of "},
-		"energy":     {layerActive, "default region eu-west"},
+		"energy":     {layerActive, "through seq 13"},
 	})
 	if l := getLayers(t, f, auth...)["regression"]; !strings.Contains(l.Detail, "flagged input_tokens") {
 		t.Errorf("regression: %q", l.Detail)

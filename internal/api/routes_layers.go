@@ -74,7 +74,7 @@ func (s *Server) layers(ctx context.Context) ([]layer, error) {
 	if err != nil && !errors.Is(err, store.ErrNoRegressionRun) {
 		return nil, err
 	}
-	energy, err := s.store.EnergySummary(ctx, analysis.EnergySummaryOptions{DefaultRegion: s.defaultRegion})
+	energy, err := s.store.EnergyLoggedThrough(ctx) // not the summary: that reads the whole log
 	if err != nil {
 		return nil, err
 	}
@@ -131,16 +131,12 @@ func regressionLayer(latest *analysis.Run) layer {
 		latest.ID, latest.StartedAt.UTC().Format(time.RFC3339), latest.FirstSeq, latest.LastSeq, verdict)}
 }
 
-func energyLayer(sum *analysis.EnergySummary) layer {
-	if sum.Entries == 0 {
+func energyLayer(loggedThrough int64) layer {
+	if loggedThrough == 0 {
 		return layer{Name: "energy", State: layerAvailable, Detail: "no entry with token counts logged yet"}
 	}
-	region := "no default region"
-	if sum.DefaultRegion != "" {
-		region = "default region " + sum.DefaultRegion
-	}
-	return layer{Name: "energy", State: layerActive, Detail: fmt.Sprintf("%d entries logged: %.4g Wh, %.4g g CO2 (%s)",
-		sum.Entries, sum.Wh, sum.CO2g, region)}
+	return layer{Name: "energy", State: layerActive, Detail: fmt.Sprintf(
+		"energy and CO2 logged for the entries with token counts through seq %d; GET /api/energy/summary totals them", loggedThrough)}
 }
 
 func (s *Server) policyLayer() layer {

@@ -236,6 +236,25 @@ func (s *Store) EnergySummary(ctx context.Context, opts analysis.EnergySummaryOp
 	return &sum, nil
 }
 
+// EnergyLoggedThrough returns the highest seq the energy log holds a row for, 0 when it
+// holds none or the file has no energy log. It reads one row of the key, so it takes
+// constant time, where EnergySummary reads the whole log.
+func (s *Store) EnergyLoggedThrough(ctx context.Context) (int64, error) {
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	if ok, err := hasTable(ctx, tx, "energy_log"); err != nil || !ok {
+		return 0, err
+	}
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM energy_log`).Scan(&last); err != nil {
+		return 0, fmt.Errorf("read energy_log: %w", err)
+	}
+	return last.Int64, nil
+}
+
 // energyGroups sums the energy log by model and region.
 func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error) {
 	tx, err := s.readTx(ctx)
