@@ -41,6 +41,16 @@ func TestListEntries(t *testing.T) {
 					t.Fatalf("entry %d has seq %d, want %d", i, e.Seq, tc.wantFirst+int64(i))
 				}
 			}
+			if len(p.Entries) > 0 {
+				first, err := f.store.Entry(t.Context(), tc.wantFirst)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := summaryOf(first)
+				if want := summaryViewOf(&sum); p.Entries[0] != want {
+					t.Errorf("first entry\n got %+v\nwant %+v", p.Entries[0], want)
+				}
+			}
 		})
 	}
 	for _, q := range []string{"limit=-1", "limit=abc", "limit=1001", "limit=1.5", "limit=%2B3", "offset=-5", "offset=x", "offset=99999999999999999999999"} {
@@ -72,7 +82,7 @@ func TestGetEntry(t *testing.T) {
 	}
 	if got.Seq != 7 || got.HMACHash != want.HMACHash || got.PrevHash != want.PrevHash || got.CanonicalHash != want.CanonicalHash ||
 		got.TraceID != want.TraceID || got.SpanID != want.SpanID || got.SpanName != want.SpanName || got.TimestampNS != want.TimestampNS {
-		t.Errorf("entry %+v, want %+v", got.entryView, want)
+		t.Errorf("entry %+v %+v, want %+v", got.entryHead, got.entryHashes, want)
 	}
 	if got.Time != "2026-11-21T12:00:07Z" {
 		t.Errorf("time %q", got.Time)
@@ -194,7 +204,7 @@ func TestVerifyReportsAWrongSecret(t *testing.T) {
 	f := newFixture(t, 5, nil)
 	// Re-key every HMAC as if sealed with another secret: the first entry fails its HMAC,
 	// and so does the next, which still links to it.
-	entries, _, err := f.store.Entries(t.Context(), 0, 5)
+	entries, _, err := f.store.Summaries(t.Context(), 0, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,8 +104,8 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 		required []string
 		optional []string
 	}{
-		"Entry": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
-			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash"}},
+		"EntrySummary": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
+			"body_bytes", "canonical_hash", "prev_hash", "hmac_hash"}},
 		"EntryDetail": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
 			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash", "body"}},
 		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "checked", "hmacs_checked", "elapsed_ms"},

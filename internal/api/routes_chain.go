@@ -22,34 +22,48 @@ const (
 var entryReasons = []string{protocol.ReasonSeq, protocol.ReasonMalformed, protocol.ReasonLink,
 	protocol.ReasonBodyHash, protocol.ReasonColumn, protocol.ReasonHMAC}
 
-// entryView is a chain entry as a page of GET /api/chain shows it: the members an export
-// gives it, and the time. appendEntryJSON writes it; the type gives the schema.
-type entryView struct {
-	Seq              int64  `json:"seq" doc:"sequence number, from 1, without gaps" example:"12"`
-	TimestampNS      string `json:"timestamp_ns" doc:"the span's start, decimal nanoseconds since the Unix epoch" example:"\"1795262412000000000\""`
-	Time             string `json:"time" doc:"timestamp_ns as RFC 3339 UTC, for people" format:"date-time" example:"\"2026-11-21T12:00:12Z\""`
-	TraceID          string `json:"trace_id" doc:"32 lowercase hex" example:"\"4bf92f3577b34da6a3ce929d0e0e4736\""`
-	SpanID           string `json:"span_id" doc:"16 lowercase hex" example:"\"00f067aa0ba902b7\""`
-	SpanName         string `json:"span_name" doc:"the span's name, as in the body" example:"\"chat gpt-4o\""`
-	SpanKind         string `json:"span_kind" doc:"the span's kind, as in the body" example:"\"client\""`
-	CanonicalBodyB64 []byte `json:"canonical_body_b64" doc:"the canonical body (RFC 8785 JSON of the span), base64"`
-	CanonicalHash    string `json:"canonical_hash" doc:"hex SHA-256 of the canonical body" example:"\"9f2b6c0d4e8a1f3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d2e4f6a8b0c1d3e5f7a9b\""`
-	PrevHash         string `json:"prev_hash" doc:"hmac_hash of the previous entry; 64 zeros for seq 1" example:"\"3c5e7a9b1d2f4a6c8e0b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c\""`
-	HMACHash         string `json:"hmac_hash" doc:"hex HMAC-SHA256(secret, prev_hash ‖ canonical_hash)" example:"\"7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b4a6f8e0d1c3b5a7f9e2d4c6b8a0f1e3d\""`
+// entryHead is what every view of an entry starts with: where it is in the chain, when,
+// and which span it holds.
+type entryHead struct {
+	Seq         int64  `json:"seq" doc:"sequence number, from 1, without gaps" example:"12"`
+	TimestampNS string `json:"timestamp_ns" doc:"the span's start, decimal nanoseconds since the Unix epoch" example:"\"1795262412000000000\""`
+	Time        string `json:"time" doc:"timestamp_ns as RFC 3339 UTC, for people" format:"date-time" example:"\"2026-11-21T12:00:12Z\""`
+	TraceID     string `json:"trace_id" doc:"32 lowercase hex" example:"\"4bf92f3577b34da6a3ce929d0e0e4736\""`
+	SpanID      string `json:"span_id" doc:"16 lowercase hex" example:"\"00f067aa0ba902b7\""`
+	SpanName    string `json:"span_name" doc:"the span's name, as in the body" example:"\"chat gpt-4o\""`
+	SpanKind    string `json:"span_kind" doc:"the span's kind, as in the body" example:"\"client\""`
 }
 
-// entryDetail is an entry as GET /api/chain/{seq} shows it: with its body decoded.
+// entryHashes are an entry's three hashes, which every view of it ends with.
+type entryHashes struct {
+	CanonicalHash string `json:"canonical_hash" doc:"hex SHA-256 of the canonical body" example:"\"9f2b6c0d4e8a1f3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d2e4f6a8b0c1d3e5f7a9b\""`
+	PrevHash      string `json:"prev_hash" doc:"hmac_hash of the previous entry; 64 zeros for seq 1" example:"\"3c5e7a9b1d2f4a6c8e0b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c\""`
+	HMACHash      string `json:"hmac_hash" doc:"hex HMAC-SHA256(secret, prev_hash ‖ canonical_hash)" example:"\"7e1d3c5b9a2f4e6d8c0b1a3f5e7d9c2b4a6f8e0d1c3b5a7f9e2d4c6b8a0f1e3d\""`
+}
+
+// entrySummary is a chain entry as a page of GET /api/chain shows it: without its body,
+// whose size it gives. appendSummaryJSON writes it; the type gives the schema.
+type entrySummary struct {
+	entryHead
+	BodyBytes int64 `json:"body_bytes" doc:"size of the canonical body in bytes; GET /api/chain/{seq} gives the body" example:"1184"`
+	entryHashes
+}
+
+// entryDetail is an entry as GET /api/chain/{seq} shows it: the members an export gives
+// it, the time, and its body decoded. appendEntryJSON writes it; the type gives the schema.
 type entryDetail struct {
-	entryView
+	entryHead
+	CanonicalBodyB64 []byte `json:"canonical_body_b64" doc:"the canonical body (RFC 8785 JSON of the span), base64"`
+	entryHashes
 	Body json.RawMessage `json:"body" doc:"the canonical body decoded: name, kind, attributes, status_code, status_description, start_time_ns, end_time_ns, trace_id, span_id; null if the stored body is not JSON" example:"{\"attributes\":{\"gen_ai.request.model\":\"gpt-4o\",\"gen_ai.usage.input_tokens\":412},\"end_time_ns\":\"1795262412900000000\",\"kind\":\"client\",\"name\":\"chat gpt-4o\",\"span_id\":\"00f067aa0ba902b7\",\"start_time_ns\":\"1795262412000000000\",\"status_code\":\"OK\",\"status_description\":\"\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"}"`
 }
 
 // entryPage is the answer of GET /api/chain.
 type entryPage struct {
-	Entries []entryView `json:"entries" doc:"entries offset+1 through offset+limit, in seq order"`
-	Total   int64       `json:"total" doc:"the chain's last seq: its number of entries, since seq has no gaps (verify checks that)" example:"10000"`
-	Offset  int         `json:"offset" doc:"the offset asked for" example:"0"`
-	Limit   int         `json:"limit" doc:"the limit applied" example:"50"`
+	Entries []entrySummary `json:"entries" doc:"entries offset+1 through offset+limit, in seq order"`
+	Total   int64          `json:"total" doc:"the chain's last seq: its number of entries, since seq has no gaps (verify checks that)" example:"10000"`
+	Offset  int            `json:"offset" doc:"the offset asked for" example:"0"`
+	Limit   int            `json:"limit" doc:"the limit applied" example:"50"`
 }
 
 // statsView is the answer of GET /api/chain/stats.
@@ -86,8 +100,8 @@ type verifyResult struct {
 }
 
 func (s *Server) chainRoutes(c *components) group {
-	c.ref("Entry", "A chain entry as an export carries it: its columns, hashes and canonical body (base64), and its time.", entryView{}, nil)
-	detail := c.ref("EntryDetail", "A chain entry with its canonical body decoded.", entryDetail{}, nil)
+	c.ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nil)
+	detail := c.ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nil)
 	page := c.ref("EntryPage", "A page of the chain.", entryPage{}, nil)
 	stats := c.ref("ChainStats", "The chain's size, range and head.", statsView{}, nil)
 	verifyReq := c.ref("VerifyRequest", "What to verify. Every member is optional.", verifyRequest{}, nil)
@@ -105,7 +119,7 @@ func (s *Server) chainRoutes(c *components) group {
 	return group{name: "chain", description: "Read and verify the chain.", routes: []route{
 		{method: http.MethodGet, path: "/api/chain", handler: http.HandlerFunc(s.listEntries), op: operation{
 			id: "listEntries", summary: "List entries",
-			description: "A page of entries in seq order: seq offset+1 through offset+limit, with the chain's length. Each entry is given as an export carries it, its body in base64; GET /api/chain/{seq} adds the body decoded. Entries are shown as stored; verify the chain to trust them.",
+			description: "A page of entries in seq order: seq offset+1 through offset+limit, with the chain's length. Each entry is summarized: its columns and hashes and the size of its body, which can be as large as a prompt; GET /api/chain/{seq} gives the body, POST /api/export every entry with its body. Entries are shown as stored; verify the chain to trust them.",
 			params: []param{
 				intParam("limit", "query", "entries per page", 0, maxPageLimit, defaultPageLimit),
 				intParam("offset", "query", "entries to skip from the start", 0, 0, 0),
@@ -165,12 +179,12 @@ func (s *Server) listEntries(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, r, "list entries", err)
 		return
 	}
-	entries, total, err := s.store.Entries(r.Context(), offset, limit)
+	page, total, err := s.store.Summaries(r.Context(), offset, limit)
 	if err != nil {
 		s.internalError(w, r, "list entries", err)
 		return
 	}
-	writeEntries(w, entries, &entryPage{Total: total, Offset: offset, Limit: limit})
+	writePage(w, page, total, offset, limit)
 }
 
 func (s *Server) chainStats(w http.ResponseWriter, r *http.Request) {
@@ -200,7 +214,7 @@ func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "read entry", err)
 		return
 	}
-	writeEntries(w, []protocol.Entry{*e}, nil)
+	writeEntry(w, e)
 }
 
 func (s *Server) verifyChain(w http.ResponseWriter, r *http.Request) {

@@ -205,17 +205,12 @@ func (p *pipeline) read(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 // returns false, with at most e.Seq set, when the text does not split into exactly
 // packedColumns columns.
 func unpack(e *protocol.Entry, packed string) (body string, ok bool) {
-	if strings.Count(packed, packSep) != packedColumns-1 {
+	var f [packedColumns]string
+	if !splitPacked(packed, f[:]) {
 		seq, _, _ := strings.Cut(packed, packSep)
 		e.Seq, _ = strconv.ParseInt(seq, 10, 64)
 		return "", false
 	}
-	var f [packedColumns]string
-	rest := packed
-	for i := range packedColumns - 1 {
-		f[i], rest, _ = strings.Cut(rest, packSep)
-	}
-	f[packedColumns-1] = rest
 	var err error
 	if e.Seq, err = strconv.ParseInt(f[0], 10, 64); err != nil {
 		return "", false
@@ -224,6 +219,19 @@ func unpack(e *protocol.Entry, packed string) (body string, ok bool) {
 	e.TimestampNS, e.TraceID, e.SpanID, e.SpanName, e.SpanKind = f[1], f[2], f[3], f[4], f[5]
 	e.CanonicalHash, e.PrevHash, e.HMACHash = f[6], f[7], f[8]
 	return f[9], true
+}
+
+// splitPacked splits a packed text into f, one column each, and reports whether it held
+// exactly len(f) columns.
+func splitPacked(packed string, f []string) bool {
+	if strings.Count(packed, packSep) != len(f)-1 {
+		return false
+	}
+	for i := range len(f) - 1 {
+		f[i], packed, _ = strings.Cut(packed, packSep)
+	}
+	f[len(f)-1] = packed
+	return true
 }
 
 // readRow reads row e.Seq again, column by column.
