@@ -39,7 +39,18 @@ func (b SpanBody) Canonical() ([]byte, error) {
 	if b.Attributes == nil {
 		b.Attributes = map[string]any{}
 	}
-	out, err := canonical.Marshal(b)
+	// The same members as the struct's JSON, as a map canonical.Marshal writes directly.
+	out, err := canonical.Marshal(map[string]any{
+		"name":               b.Name,
+		"kind":               b.Kind,
+		"attributes":         b.Attributes,
+		"status_code":        b.StatusCode,
+		"status_description": b.StatusDescription,
+		"start_time_ns":      strconv.FormatInt(b.StartTimeNS, 10),
+		"end_time_ns":        strconv.FormatInt(b.EndTimeNS, 10),
+		"trace_id":           b.TraceID,
+		"span_id":            b.SpanID,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
 	}

@@ -50,7 +50,19 @@ func Transform(in []byte) ([]byte, error) {
 // the result. An encoding/json error, and every Transform error, wraps ErrInvalid. As with
 // Transform, an integer of any Go type beyond ±(2^53−1), and a float64 above 2^53−1 and
 // below 1e21 in magnitude, is refused.
+//
+// A value made only of the types span attributes are made of (nil, bool, string, int64
+// and the other common integers, float64, their slices, []any and map[string]any) is
+// written directly, several times faster, with the same result.
 func Marshal(v any) ([]byte, error) {
+	if out, direct, err := appendGo(make([]byte, 0, 1024), v, 0); direct {
+		return out, err
+	}
+	return marshalViaJSON(v)
+}
+
+// marshalViaJSON is Marshal the long way: encoding/json's text, then its Transform.
+func marshalViaJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
