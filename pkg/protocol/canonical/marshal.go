@@ -52,7 +52,7 @@ func appendGo(out []byte, v any, depth int) (_ []byte, direct bool, err error) {
 	case []bool:
 		return appendGoSlice(out, v, depth, func(out []byte, b bool) ([]byte, bool, error) { return appendGo(out, b, depth+1) })
 	case []int64:
-		return appendGoSlice(out, v, depth, func(out []byte, n int64) ([]byte, bool, error) { return appendGoInt(out, n) })
+		return appendGoSlice(out, v, depth, appendGoInt)
 	case []float64:
 		return appendGoSlice(out, v, depth, appendGoFloat)
 	default:
