@@ -136,37 +136,31 @@ func appendGoMap(out []byte, m map[string]any, depth int) ([]byte, bool, error) 
 	if depth+1 > maxDepth {
 		return nil, true, invalidf("nesting deeper than %d levels", maxDepth)
 	}
-	keys := make([]string, 0, len(m))
-	sanitized := false
-	for k := range m {
+	type goMember struct {
+		key string // made valid UTF-8
+		val any
+	}
+	members := make([]goMember, 0, len(m))
+	for k, v := range m {
 		if !utf8.ValidString(k) {
-			sanitized = true
+			k = validGoString(k)
 		}
-		keys = append(keys, k)
+		members = append(members, goMember{k, v})
 	}
-	valid := func(k string) string { return k }
-	if sanitized {
-		valid = func(k string) string {
-			if utf8.ValidString(k) {
-				return k
-			}
-			return validGoString(k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b string) int { return compareUTF16(valid(a), valid(b)) })
+	slices.SortFunc(members, func(a, b goMember) int { return compareUTF16(a.key, b.key) })
 	out = append(out, '{')
-	for i, k := range keys {
+	for i := range members {
 		if i > 0 {
-			if valid(keys[i-1]) == valid(k) {
-				return nil, true, invalidf("duplicate object key %q", valid(k))
+			if members[i-1].key == members[i].key {
+				return nil, true, invalidf("duplicate object key %q", members[i].key)
 			}
 			out = append(out, ',')
 		}
-		out = AppendString(out, valid(k))
+		out = AppendString(out, members[i].key)
 		out = append(out, ':')
 		var direct bool
 		var err error
-		if out, direct, err = appendGo(out, m[k], depth+1); !direct || err != nil {
+		if out, direct, err = appendGo(out, members[i].val, depth+1); !direct || err != nil {
 			return nil, direct, err
 		}
 	}

@@ -3,8 +3,10 @@ package canonical
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
+	"unicode/utf16"
 )
 
 // TestAppendESAppendixB checks the number serialization samples of RFC 8785 Appendix B,
@@ -96,6 +98,10 @@ func TestCompareUTF16(t *testing.T) {
 		"U+0080 before U+00F6":    {"\u0080", "\u00f6", -1},
 		"astral in second place":  {"a\U0001F600", "a\uE000", -1},
 		"empty before everything": {"", "\u0000", -1},
+		"same lead byte":          {"\u00e9", "\u00ea", -1},
+		"same first two bytes":    {"\u20ac", "\u20ad", -1},
+		"astral sharing a lead":   {"\U0001F600", "\U0001F4A9", 1},
+		"ASCII against non-ASCII": {"a\u00e9", "aZ", 1},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -106,5 +112,26 @@ func TestCompareUTF16(t *testing.T) {
 				t.Errorf("compareUTF16(%q, %q) = %d, want %d", c.b, c.a, got, -c.want)
 			}
 		})
+	}
+}
+
+// TestCompareUTF16AgainstEncoding compares compareUTF16 with the comparison of the UTF-16
+// encodings themselves, over strings drawn from characters around the boundaries.
+func TestCompareUTF16AgainstEncoding(t *testing.T) {
+	chars := []rune{'a', 'b', 0x7f, 0x80, 0xe9, 0xea, 0x7ff, 0x800, 0x20ac, 0xd7ff, 0xe000, 0xfb33, 0xffff,
+		0x10000, 0x1f4a9, 0x1f600, 0x10ffff}
+	r := rand.New(rand.NewPCG(3, 4))
+	str := func() string {
+		rs := make([]rune, r.IntN(4))
+		for i := range rs {
+			rs[i] = chars[r.IntN(len(chars))]
+		}
+		return string(rs)
+	}
+	for range 50_000 {
+		a, b := str(), str()
+		if got, want := compareUTF16(a, b), slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b))); got != want {
+			t.Fatalf("compareUTF16(%q, %q) = %d, the encodings compare %d", a, b, got, want)
+		}
 	}
 }

@@ -78,25 +78,28 @@ func (f *form) append(out []byte, n *node) ([]byte, error) {
 // beyond the BMP, encoded as a surrogate pair starting D800–DBFF, sorts before the BMP
 // characters U+E000–U+FFFF.
 func compareUTF16(a, b string) int {
-	for len(a) > 0 && len(b) > 0 {
-		if a[0] < utf8.RuneSelf && b[0] < utf8.RuneSelf {
-			if a[0] != b[0] {
-				return cmp.Compare(a[0], b[0])
-			}
-			a, b = a[1:], b[1:]
-			continue
-		}
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			if ra > 0xffff && rb > 0xffff {
-				return cmp.Compare(ra, rb)
-			}
-			return cmp.Compare(firstUnit(ra), firstUnit(rb))
-		}
-		a, b = a[na:], b[nb:]
+	// Up to the first byte that differs the strings are the same; if either differing
+	// byte is ASCII, both are at the start of a character (a valid continuation byte never
+	// follows where the other string has ASCII) and bytes order as code units do.
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
 	}
-	return cmp.Compare(len(a), len(b))
+	if i == len(a) || i == len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	if a[i] < utf8.RuneSelf || b[i] < utf8.RuneSelf {
+		return cmp.Compare(a[i], b[i])
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) { // back to the start of the character they differ in
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ra > 0xffff && rb > 0xffff {
+		return cmp.Compare(ra, rb)
+	}
+	return cmp.Compare(firstUnit(ra), firstUnit(rb))
 }
 
 // firstUnit is the first UTF-16 code unit of r.
