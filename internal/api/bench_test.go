@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -41,10 +42,12 @@ func BenchmarkListEntries(b *testing.B) {
 	b.ReportAllocs()
 	cpuBefore := cpuTime(b)
 	b.ResetTimer()
+	var answered atomic.Int64 // bytes of the answers
 	b.RunParallel(func(pb *testing.PB) {
 		offsets := []string{"0", "2500", "5000", "7450", "9950"}
 		w := &discardWriter{header: http.Header{}}
 		i := 0
+		defer func() { answered.Add(int64(w.total)) }()
 		for pb.Next() {
 			req := httptest.NewRequest(http.MethodGet, "/api/chain?limit=50&offset="+offsets[i%len(offsets)], nil)
 			req.Header.Set("Authorization", "Bearer "+testAPIKey)
@@ -54,11 +57,13 @@ func BenchmarkListEntries(b *testing.B) {
 			if w.status != http.StatusOK || w.bytes < 50*400 {
 				b.Fatalf("status %d, %d bytes", w.status, w.bytes)
 			}
+			w.total += w.bytes
 			i++
 		}
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(answered.Load())/float64(b.N), "bytes/answer")
 	// The machine may be shared: the process's CPU time per request says what the
 	// handler costs whatever else runs, and how many requests two idle cores would serve.
 	perReq := (cpuTime(b) - cpuBefore).Seconds() / float64(b.N)
@@ -81,6 +86,7 @@ type discardWriter struct {
 	header http.Header
 	status int
 	bytes  int
+	total  int // bytes over every answer, for the caller to keep
 }
 
 func (w *discardWriter) Header() http.Header { return w.header }
