@@ -95,8 +95,9 @@ func appendKeyValues(kvs []attribute.KeyValue, m pcommon.Map, depth int) ([]attr
 // value as the empty Value. depth is v's nesting level in the body (see protocol.MaxBodyNesting).
 func sdkValue(v pcommon.Value, depth int) (attribute.Value, error) {
 	// protocol.CheckEntry, which the store runs on every entry it seals, refuses a body
-	// nested deeper; chain.ValidateSpanBody alone would let such a span through, and the
-	// store would then refuse the whole batch. Refused here, the span is rejected alone.
+	// nested deeper, and so does SpanBody.Canonical; but collect leaves the canonical form
+	// to the store (see checkFields), which would then refuse the whole batch. Refused
+	// here, the span is rejected alone.
 	if depth > protocol.MaxBodyNesting {
 		return attribute.Value{}, fmt.Errorf("values nest the body deeper than %d levels", protocol.MaxBodyNesting)
 	}

@@ -73,6 +73,13 @@ func TestRecordRejectsInvalidBodies(t *testing.T) {
 		{"unsafe integer", func(b *protocol.SpanBody) { b.Attributes["n"] = int64(1) << 60 }, "canonical"},
 		{"NaN attribute", func(b *protocol.SpanBody) { b.Attributes["f"] = math.NaN() }, "canonical"},
 		{"unencodable attribute", func(b *protocol.SpanBody) { b.Attributes["c"] = make(chan int) }, "canonical"},
+		{"nested deeper than an entry may", func(b *protocol.SpanBody) {
+			var v any = "x"
+			for range protocol.MaxBodyNesting {
+				v = []any{v}
+			}
+			b.Attributes["deep"] = v
+		}, "nested deeper than 512"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -34,7 +35,8 @@ type SpanBody struct {
 }
 
 // Canonical returns the body's canonical bytes (RFC 8785). A nil Attributes map is
-// written as {}.
+// written as {}. Attributes that have no canonical form, or nest values deeper than
+// MaxBodyNesting, are an error wrapping ErrMalformed.
 func (b SpanBody) Canonical() ([]byte, error) {
 	if b.Attributes == nil {
 		b.Attributes = map[string]any{}
@@ -53,6 +55,13 @@ func (b SpanBody) Canonical() ([]byte, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
+	}
+	// Canonical JSON nests deeper than a chain entry may (MaxBodyNesting). A body with
+	// more brackets than that could be too deep, and is read as CheckEntry reads it.
+	if bytes.Count(out, []byte{'['})+bytes.Count(out, []byte{'{'}) > MaxBodyNesting {
+		if _, err := readBodyColumns(out); err != nil {
+			return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
+		}
 	}
 	return out, nil
 }

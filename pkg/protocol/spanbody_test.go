@@ -2,7 +2,10 @@ package protocol
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 
@@ -50,5 +53,43 @@ func TestSpanBodyCanonicalIsTheStructsJSON(t *testing.T) {
 	}
 	if _, err := (SpanBody{Attributes: map[string]any{"n": int64(1 << 60)}}).Canonical(); err == nil {
 		t.Error("an integer beyond 2^53−1 was sealed")
+	}
+}
+
+// TestSpanBodyCanonicalRefusesWhatCheckEntryRefuses builds bodies nested around
+// MaxBodyNesting: Canonical must accept exactly those whose entry CheckEntry accepts.
+func TestSpanBodyCanonicalRefusesWhatCheckEntryRefuses(t *testing.T) {
+	nest := func(levels int, inner any) any {
+		v := inner
+		for range levels {
+			v = []any{v}
+		}
+		return v
+	}
+	for _, levels := range []int{MaxBodyNesting - 3, MaxBodyNesting - 2, MaxBodyNesting - 1, MaxBodyNesting, MaxBodyNesting + 1} {
+		for name, inner := range map[string]any{"a string": "x", "an empty array": []any{}, "an empty object": map[string]any{}} {
+			body := SpanBody{Name: "deep", Kind: "client", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7",
+				Attributes: map[string]any{"v": nest(levels, inner)}}
+			plain, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := canonical.Transform(plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(raw)
+			e := &Entry{Seq: 1, TimestampNS: "0", TraceID: body.TraceID, SpanID: body.SpanID, SpanName: body.Name,
+				SpanKind: body.Kind, CanonicalBody: raw, CanonicalHash: hex.EncodeToString(sum[:]), PrevHash: GenesisPrevHash}
+			e.HMACHash = EntryHMAC(bytes.Repeat([]byte{1}, 32), e.PrevHash, e.CanonicalHash)
+			checkErr := CheckEntry(e, nil)
+			_, canonicalErr := body.Canonical()
+			if (checkErr == nil) != (canonicalErr == nil) {
+				t.Errorf("%s in %d arrays: CheckEntry says %v, Canonical says %v", name, levels, checkErr, canonicalErr)
+			}
+			if canonicalErr != nil && !errors.Is(canonicalErr, ErrMalformed) {
+				t.Errorf("%s in %d arrays: %v does not wrap ErrMalformed", name, levels, canonicalErr)
+			}
+		}
 	}
 }
