@@ -87,7 +87,7 @@ span names no region (cloud.region) are counted in --region. The secret is not n
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVar(&opts.DefaultRegion, "region", "", "region of the entries whose span names none")
+	cmd.Flags().StringVar(&opts.DefaultRegion, "region", defaultServeRegion, "grid region of the entries whose span names none (cloud.region), as cairn serve's --region; empty: the world-average fallback")
 	cmd.Flags().StringToStringVar(&overrides, "intensity", nil, "override a region's grid intensity in gCO2/kWh, e.g. us-east=200,eu-west=120")
 	return cmd
 }

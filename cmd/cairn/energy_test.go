@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,3 +80,35 @@ func TestEnergyCommands(t *testing.T) {
 }
 
 func closeTo(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestEnergySummaryDefaultRegion checks that the CLI attributes calls naming no region to
+// the region cairn serve does, so both give the same figures for the same chain.
+func TestEnergySummaryDefaultRegion(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	spans := filepath.Join(dir, "spans.jsonl")
+	// 1,000 tokens of gpt-4o (0.6 Wh) with no cloud.region.
+	span := `{"name":"chat gpt-4o","kind":"client","attributes":{"gen_ai.request.model":"gpt-4o","gen_ai.usage.input_tokens":400,` +
+		`"gen_ai.usage.output_tokens":600},"status_code":"OK","status_description":"","start_time_ns":"1795262400000000000",` +
+		`"end_time_ns":"1795262400800000000","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7"}` + "\n"
+	if err := os.WriteFile(spans, []byte(span), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCairn(t, "chain", "seal", "--file", spans, "--db", db, "--secret-hex", testSecretHex); err != nil {
+		t.Fatalf("seal: %v\n%s", err, out)
+	}
+	for region, wantG := range map[string]float64{"": 0.6 / 1000 * 380, "--region=eu-north": 0.6 / 1000 * 30, "--region=": 0.6 / 1000 * analysis.FallbackGridIntensity} {
+		args := []string{"energy", "summary", "--db", db}
+		if region != "" {
+			args = append(args, region)
+		}
+		out, err := runCairn(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		var sum analysis.EnergySummary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Entries != 1 || !closeTo(sum.CO2g, wantG) {
+			t.Errorf("%v: %+v, %v; want %.6f g", args, sum, err, wantG)
+		}
+	}
+}
