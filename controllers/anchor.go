@@ -128,7 +128,8 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 		return nil, err
 	}
 	ca := &fv1.CrossAnchor{
-		ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: receipt.AnchorID, Labels: map[string]string{federationLabel: fed.Name}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: receipt.AnchorID, Labels: map[string]string{federationLabel: fed.Name},
+			Finalizers: []string{recordFinalizer}},
 		Spec: fv1.CrossAnchorSpec{
 			AnchorID:               fv1.AnchorID(receipt.AnchorID),
 			AnchoredAt:             receipt.AnchoredAt,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -213,18 +214,26 @@ func (r *SubmissionReconciler) lastAnchorSubmissions(ctx context.Context, o clie
 	return reqs
 }
 
-// cacheBehind reports whether a Federation in namespace names a last anchor that the
-// cache does not hold yet: a submission no cached anchor covers must then be looked at
-// again.
+// cacheLag bounds how long the cache may take to hold a new anchor: a last anchor made
+// longer ago than this that the cache does not hold is gone (its recordFinalizer was
+// removed by hand), and waiting for it would requeue the unmarked submissions forever.
+const cacheLag = time.Minute
+
+// cacheBehind reports whether a Federation in namespace names a last anchor, made less
+// than cacheLag ago, that the cache does not hold yet: a submission no cached anchor
+// covers must then be looked at again.
 func (r *SubmissionReconciler) cacheBehind(ctx context.Context, namespace string) (bool, error) {
 	var feds fv1.FederationList
 	if err := r.List(ctx, &feds, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
 	for i := range feds.Items {
-		if _, err := lastAnchor(ctx, r.Client, &feds.Items[i]); apierrors.IsNotFound(err) {
+		fed := &feds.Items[i]
+		_, err := lastAnchor(ctx, r.Client, fed)
+		switch {
+		case apierrors.IsNotFound(err) && r.now().Sub(fed.Status.LastAnchor.AnchoredAt.Time) < cacheLag:
 			return true, nil
-		} else if err != nil {
+		case err != nil && !apierrors.IsNotFound(err):
 			return false, err
 		}
 	}

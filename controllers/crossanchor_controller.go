@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -63,6 +65,9 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	var ca fv1.CrossAnchor
 	if err := r.Get(ctx, req.NamespacedName, &ca); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if released, err := r.protect(ctx, &ca); released || err != nil {
+		return ctrl.Result{}, err
 	}
 	if c := meta.FindStatusCondition(ca.Status.Conditions, string(fv1.ConditionAnchored)); ca.Status.Phase == fv1.PhaseAnchored ||
 		c != nil && (c.Reason == fv1.ReasonLogRefused || c.Reason == fv1.ReasonSignatureInvalid) {
@@ -226,6 +231,7 @@ func cmpSchedule(s []time.Duration) []time.Duration {
 func (r *CrossAnchorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.CrossAnchor{}).
+		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.deletedAnchorsOf), builder.WithPredicates(federationGoing)).
 		Named("crossanchor").
 		Complete(r)
 }

@@ -89,4 +89,7 @@ const (
 	ReasonLogRefused = "LogRefused"
 	// ReasonHeaderMismatch means a submission's fields differ from its signed header.
 	ReasonHeaderMismatch = "HeaderMismatch"
+	// ReasonDeletionRefused means a CrossAnchor was deleted while its Federation exists;
+	// it is kept, as a record, until the Federation is deleted.
+	ReasonDeletionRefused = "DeletionRefused"
 )
