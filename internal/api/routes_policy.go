@@ -155,33 +155,28 @@ func (s *Server) policyRules(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) evaluatePolicy(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.decodePolicyRequest(w, r, "policy evaluation")
-	if !ok {
-		return
-	}
-	d, err := s.policy.Evaluate(req)
-	if err != nil { // Evaluate fails only on a request Validate refuses
-		writeError(w, http.StatusBadRequest, codeBadParameter, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	answerPolicy(s, w, r, "policy evaluation", s.policy.Evaluate)
 }
 
 func (s *Server) contain(w http.ResponseWriter, r *http.Request) {
-	req, ok := s.decodePolicyRequest(w, r, "containment")
+	answerPolicy(s, w, r, "containment", s.policy.Contain)
+}
+
+// answerPolicy decodes a policy request, runs judge on it and answers with the verdict.
+// judge fails only on a request policy.Request.Validate refuses.
+func answerPolicy[V any](s *Server, w http.ResponseWriter, r *http.Request, what string, judge func(policy.Request) (V, error)) {
+	req, ok := s.decodePolicyRequest(w, r, what)
 	if !ok {
 		return
 	}
-	c, err := s.policy.Contain(req)
-	if err != nil { // Contain fails only on a request Validate refuses
+	v, err := judge(req)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, codeBadParameter, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	writeJSON(w, http.StatusOK, v)
 }
 
-// decodePolicyRequest reads a policy request, at most policy.MaxRequestBytes, and
-// answers the error when it cannot.
 func (s *Server) decodePolicyRequest(w http.ResponseWriter, r *http.Request, what string) (policy.Request, bool) {
 	var req policy.Request
 	if err := decodeJSONLimit(w, r, &req, false, policy.MaxRequestBytes); err != nil {
