@@ -37,13 +37,17 @@ func (s *Store) Seal(ctx context.Context, bodies []protocol.SpanBody) ([]*protoc
 	if len(bodies) == 0 {
 		return nil, nil
 	}
+	linker, err := protocol.NewEntrySealer(s.secret)
+	if err != nil {
+		return nil, fmt.Errorf("seal: %w", err)
+	}
 	p := s.prepare(bodies)
 	defer p.stop.Store(true)
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: see openDB's txlock
 	if err != nil {
 		return nil, fmt.Errorf("seal: begin: %w", err)
 	}
-	if err := s.appendEntries(ctx, tx, p); err != nil {
+	if err := s.appendEntries(ctx, tx, p, linker); err != nil {
 		return nil, errors.Join(fmt.Errorf("seal: %w", err), rollback(tx))
 	}
 	if err := tx.Commit(); err != nil {
@@ -78,7 +82,7 @@ func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) 
 	return p.entries[i*insertRows : min((i+1)*insertRows, len(p.entries))], p.errs[i]
 }
 
-// prepare starts sealing bodies with protocol.NewEntry and checking each with
+// prepare starts sealing bodies with a protocol.EntrySealer and checking each with
 // protocol.CheckEntry, on all cores, chunks in order. The entries are sealed as if they
 // began the chain; appendEntries gives them their place.
 func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
@@ -91,9 +95,14 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	var next atomic.Int64
 	for range min(runtime.GOMAXPROCS(0), n) {
 		go func() {
+			sealer, sealerErr := protocol.NewEntrySealer(s.secret) // Seal has checked the secret
 			for c := int(next.Add(1) - 1); c < n; c = int(next.Add(1) - 1) {
 				for i := c * insertRows; i < min((c+1)*insertRows, len(bodies)) && !p.stop.Load(); i++ {
-					e, err := protocol.NewEntry(s.secret, 1, protocol.GenesisPrevHash, bodies[i])
+					if sealerErr != nil {
+						p.errs[c] = sealerErr
+						break
+					}
+					e, err := sealer.Seal(1, protocol.GenesisPrevHash, bodies[i])
 					if err == nil {
 						err = protocol.CheckEntry(e, nil)
 					}
@@ -111,10 +120,10 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	return p
 }
 
-// appendEntries reads the last row, then links each chunk of entries after it and inserts
-// it as soon as it is sealed, with its energy_log rows (see energy.go), while the workers
-// seal the next chunks.
-func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared) error {
+// appendEntries reads the last row, then links each chunk of entries after it with linker
+// and inserts it as soon as it is sealed, with its energy_log rows (see energy.go), while
+// the workers seal the next chunks.
+func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, linker *protocol.EntrySealer) error {
 	var last int64
 	prev := protocol.GenesisPrevHash
 	err := tx.QueryRowContext(ctx, `SELECT seq, hmac_hash FROM chain ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
@@ -134,9 +143,7 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared) erro
 		}
 		args = args[:0]
 		for _, e := range chunk {
-			e.Seq = last + 1
-			e.PrevHash = prev
-			e.HMACHash = protocol.EntryHMAC(s.secret, prev, e.CanonicalHash)
+			linker.Link(e, last+1, prev)
 			ts, err := strconv.ParseInt(e.TimestampNS, 10, 64)
 			if err != nil {
 				return fmt.Errorf("entry seq %d: timestamp_ns: %w", e.Seq, err)

@@ -82,11 +82,34 @@ type Entry struct {
 }
 
 // NewEntry seals body as entry seq after prevHash: it computes the canonical body, its
-// hash and the entry's HMAC. The secret must be at least MinSecretBytes long.
+// hash and the entry's HMAC. The secret must be at least MinSecretBytes long. To seal
+// many entries, use one EntrySealer.
 func NewEntry(secret []byte, seq int64, prevHash string, body SpanBody) (*Entry, error) {
+	s, err := NewEntrySealer(secret)
+	if err != nil {
+		return nil, err
+	}
+	return s.Seal(seq, prevHash, body)
+}
+
+// An EntrySealer seals entries with one HMAC state keyed with the chain secret, so that
+// sealing many entries sets up the key once. It is not safe for concurrent use: give each
+// goroutine its own.
+type EntrySealer struct {
+	mac hash.Hash
+}
+
+// NewEntrySealer returns an EntrySealer for secret, which must be at least
+// MinSecretBytes long.
+func NewEntrySealer(secret []byte) (*EntrySealer, error) {
 	if len(secret) < MinSecretBytes {
 		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(secret), MinSecretBytes)
 	}
+	return &EntrySealer{mac: hmac.New(sha256.New, secret)}, nil
+}
+
+// Seal is NewEntry with the sealer's secret.
+func (s *EntrySealer) Seal(seq int64, prevHash string, body SpanBody) (*Entry, error) {
 	if seq < 1 {
 		return nil, fmt.Errorf("%w: seq %d, want at least 1", ErrMalformed, seq)
 	}
@@ -99,7 +122,6 @@ func NewEntry(secret []byte, seq int64, prevHash string, body SpanBody) (*Entry,
 	}
 	sum := sha256.Sum256(raw)
 	e := &Entry{
-		Seq:           seq,
 		TimestampNS:   strconv.FormatInt(body.StartTimeNS, 10),
 		TraceID:       body.TraceID,
 		SpanID:        body.SpanID,
@@ -107,10 +129,16 @@ func NewEntry(secret []byte, seq int64, prevHash string, body SpanBody) (*Entry,
 		SpanKind:      body.Kind,
 		CanonicalBody: raw,
 		CanonicalHash: hex.EncodeToString(sum[:]),
-		PrevHash:      prevHash,
 	}
-	e.HMACHash = EntryHMAC(secret, e.PrevHash, e.CanonicalHash)
+	s.Link(e, seq, prevHash)
 	return e, nil
+}
+
+// Link places e, sealed elsewhere in the chain or not at all, as entry seq after
+// prevHash: it sets Seq and PrevHash and computes the HMAC that binds them.
+func (s *EntrySealer) Link(e *Entry, seq int64, prevHash string) {
+	e.Seq, e.PrevHash = seq, prevHash
+	e.HMACHash = entryHMAC(s.mac, prevHash, e.CanonicalHash)
 }
 
 // EntryHMAC is hex(HMAC-SHA256(secret, ASCII(prevHash ‖ canonicalHash))).
