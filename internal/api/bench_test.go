@@ -1,43 +1,19 @@
 package api
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // BenchmarkListEntries serves GET /api/chain?limit=50 through the real handler (routing,
 // the API key check, the store, JSON) over a 10,000-entry chain, from every core, and
 // reports requests per second. Target: at least 5,000 req/s on 2 cores.
 func BenchmarkListEntries(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "chain.db")
-	s, err := store.Open(path, testSecret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	const n = 10_000
-	bodies := make([]protocol.SpanBody, n)
-	for i := range bodies {
-		bodies[i] = testBody(int64(i) + 1)
-	}
-	if _, err := s.Seal(b.Context(), bodies); err != nil {
-		b.Fatal(err)
-	}
-	srv, err := New(Options{Store: s, DBPath: path, Secret: testSecret, APIKey: testAPIKey, Version: testVersion,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := benchServer(b, 10_000)
 	// Pages spread over the chain, as a client paging through it would ask for them.
 	b.ReportAllocs()
 	cpuBefore := cpuTime(b)
