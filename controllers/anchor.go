@@ -17,87 +17,66 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// This file is the anchor run: pick the pending submissions, sign a cross-anchor over the
-// latest of each operator, create its CrossAnchor and record it as the Federation's last
-// anchor. Marking the submissions it covers is the Submission controller's (coverage.go).
+// This file is the anchor run: bind the latest pending submission of each operator into
+// one signed CrossAnchor and record it as the Federation's last anchor. That is all a run
+// writes; marking the submissions it covers is the Submission controller's (coverage.go).
 // A run that stopped after creating its CrossAnchor is finished by adoptAnchors.
 
 var (
 	// errNotEnoughParticipants means fewer operators have pending submissions than the
 	// Federation's minParticipants.
 	errNotEnoughParticipants = errors.New("not enough participants")
-	// errStaleCache means the cache holds an older Federation than the API server.
-	errStaleCache = errors.New("the cache is behind the API server")
+	// errMarking means the Submission controller has not yet marked every submission the
+	// last anchor covers: a run now would see them as pending and bind them again.
+	errMarking = errors.New("the last anchor's submissions are still being marked")
 )
 
-// pendingSubmissions returns the accepted submissions in fed's namespace that no anchor
-// covers yet, as from reads them (the cache for counting, the API server for a run).
-func pendingSubmissions(ctx context.Context, from client.Reader, fed *fv1.Federation) ([]fv1.Submission, error) {
-	var all fv1.SubmissionList
-	// Read-only: the cache's objects are not copied, only filtered.
-	if err := from.List(ctx, &all, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	last, err := lastAnchor(ctx, from, fed)
-	if err != nil {
-		return nil, err
-	}
-	pending, _ := splitPending(all.Items, last)
-	return pending, nil
-}
-
-// lastAnchor reads fed's last anchor from from, or returns nil when it has none.
-func lastAnchor(ctx context.Context, from client.Reader, fed *fv1.Federation) (*fv1.CrossAnchor, error) {
-	if fed.Status.LastAnchor == nil {
-		return nil, nil
-	}
-	var ca fv1.CrossAnchor
-	key := client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}
-	if err := from.Get(ctx, key, &ca, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("read the last anchor %s: %w", key.Name, err)
-	}
-	return &ca, nil
-}
-
-// run is one anchor run on fresh reads: it finishes a run that stopped after creating its
-// CrossAnchor, marks what the last anchor covers that the Submission controller has not
-// reached yet (normally nothing: runs are an interval apart), then anchors what is
-// pending. It returns the new anchor and the submissions it covers.
-func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) (*fv1.CrossAnchor, []fv1.Submission, error) {
-	var fresh fv1.Federation
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fed), &fresh); err != nil {
-		return nil, nil, err
-	}
-	if fresh.ResourceVersion != fed.ResourceVersion {
-		// An older view could miss the last anchor and anchor its submissions again.
-		return nil, nil, errStaleCache
-	}
+// run is one anchor run. The anchors are read past the cache, since a view that missed
+// the last anchor would bind its submissions again; the pending submissions come from
+// the cache, since one the cache has not seen yet just waits for the next run, and the
+// last anchor's lastSeqs tell which of them it already covers. It returns the new anchor
+// and how many submissions it covers.
+func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) (*fv1.CrossAnchor, int, error) {
 	if err := r.adoptAnchors(ctx, r.APIReader, fed); err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	last, err := lastAnchor(ctx, r.APIReader, fed)
+	last, err := r.lastAnchor(ctx, r.APIReader, fed)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	var all fv1.SubmissionList
-	if err := r.APIReader.List(ctx, &all, client.InNamespace(fed.Namespace)); err != nil {
-		return nil, nil, err
+	pending, err := pendingSubmissions(ctx, r.Client, fed.Namespace)
+	if err != nil {
+		return nil, 0, err
 	}
-	pending, unmarked := splitPending(all.Items, last)
-	if err := markAll(ctx, r.Client, unmarked, last); err != nil {
-		return nil, nil, err
+	for i := range pending {
+		if last != nil && covers(last, &pending[i]) {
+			return nil, 0, fmt.Errorf("%w: %s is not marked yet", errMarking, pending[i].Name)
+		}
 	}
 	ca, err := r.createAnchor(ctx, fed, key, pending)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	failpoint(FailAfterAnchorCreated)
+	if r.Hooks.AnchorCreated != nil {
+		r.Hooks.AnchorCreated(ca)
+	}
 	setLastAnchor(fed, ca)
-	return ca, pending, nil
+	return ca, len(pending), nil
+}
+
+// pendingSubmissions returns the accepted submissions of namespace that no anchor is
+// marked on, from c's pendingIndex: read-only, not copied out of the cache.
+func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) ([]fv1.Submission, error) {
+	var list fv1.SubmissionList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{pendingIndex: allPending},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // createAnchor signs a cross-anchor over the latest pending submission of each operator
-// and creates its CrossAnchor: the first step of a run.
+// and creates its CrossAnchor.
 func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
 	latest := map[fv1.OperatorID]*fv1.Submission{}
 	for i := range pending {
@@ -111,58 +90,67 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 			errNotEnoughParticipants, len(latest), fed.Spec.MinParticipants)
 	}
 	now := r.now().UTC()
-	receipt := protocol.Receipt{AnchoredAt: protocol.FormatAnchoredAt(now)}
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Labels: map[string]string{federationLabel: fed.Name},
+		Finalizers: []string{recordFinalizer}}}
+	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(now)
 	for id, s := range latest {
-		receipt.ParticipatingOperators = append(receipt.ParticipatingOperators,
-			protocol.Participant{OperatorID: string(id), ChainSignature: string(s.Spec.ChainSignature)})
+		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: id, ChainSignature: s.Spec.ChainSignature, LastSeq: s.Spec.LastSeq})
 	}
-	protocol.SortParticipants(receipt.ParticipatingOperators)
-	var err error
-	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {
+	slices.SortFunc(ca.Spec.Participants, func(a, b fv1.Participant) int { return strings.Compare(string(a.OperatorID), string(b.OperatorID)) })
+	id, err := r.nextAnchorID(ctx, fed, now)
+	if err != nil {
 		return nil, err
 	}
-	if receipt.AnchorID, err = r.nextAnchorID(ctx, fed.Namespace, now); err != nil {
+	ca.Name, ca.Spec.AnchorID = id, fv1.AnchorID(id)
+	receipt := anchorReceipt(ca)
+	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {
 		return nil, err
 	}
 	if _, err := protocol.SignReceipt(&receipt, key); err != nil {
 		return nil, err
 	}
-	ca := &fv1.CrossAnchor{
-		ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: receipt.AnchorID, Labels: map[string]string{federationLabel: fed.Name},
-			Finalizers: []string{recordFinalizer}},
-		Spec: fv1.CrossAnchorSpec{
-			AnchorID:               fv1.AnchorID(receipt.AnchorID),
-			AnchoredAt:             receipt.AnchoredAt,
-			CrossAnchorHash:        fv1.Hash(receipt.CrossAnchorHash),
-			FederationSignature:    fv1.Signature(receipt.FederationSignature),
-			FederationPublicKeyPEM: fv1.PublicKeyPEM(receipt.FederationPublicKeyPEM),
-		},
-	}
-	for _, p := range receipt.ParticipatingOperators {
-		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: fv1.OperatorID(p.OperatorID), ChainSignature: fv1.Hash(p.ChainSignature)})
-	}
+	ca.Spec.CrossAnchorHash = fv1.Hash(receipt.CrossAnchorHash)
+	ca.Spec.FederationSignature = fv1.Signature(receipt.FederationSignature)
+	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(receipt.FederationPublicKeyPEM)
 	if err := r.Create(ctx, ca); err != nil {
 		return nil, fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
+	r.Trust.remember(ca)
 	return ca, nil
 }
 
 // nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's
-// highest sequence in the namespace.
-func (r *FederationReconciler) nextAnchorID(ctx context.Context, namespace string, now time.Time) (string, error) {
-	names, err := anchorNames(ctx, r.APIReader, namespace)
+// highest trusted anchor in the namespace, skipping names that something else took.
+func (r *FederationReconciler) nextAnchorID(ctx context.Context, fed *fv1.Federation, now time.Time) (string, error) {
+	anchors, err := anchorMetadata(ctx, r.APIReader, fed.Namespace)
 	if err != nil {
 		return "", err
 	}
 	prefix := "anchor-" + now.Format("20060102") + "-"
+	taken := map[string]bool{}
 	next := 1
-	for _, name := range names {
-		if n, err := strconv.Atoi(strings.TrimPrefix(name, prefix)); err == nil && strings.HasPrefix(name, prefix) {
-			next = max(next, n+1)
+	for i := len(anchors) - 1; i >= 0; i-- { // newest first
+		name := anchors[i].Name
+		n, err := strconv.Atoi(strings.TrimPrefix(name, prefix))
+		if err != nil || !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		taken[name] = true
+		if next == 1 {
+			trusted, err := r.trusted(ctx, r.APIReader, fed, &anchors[i])
+			if err != nil {
+				return "", err
+			}
+			if trusted {
+				next = n + 1
+			}
 		}
 	}
+	for taken[fmt.Sprintf("%s%03d", prefix, next)] {
+		next++
+	}
 	if next > 999 {
-		return "", fmt.Errorf("%s999 exists: no more anchors today", prefix)
+		return "", fmt.Errorf("%s999 is taken: no more anchors today", prefix)
 	}
 	return fmt.Sprintf("%s%03d", prefix, next), nil
 }
@@ -173,38 +161,73 @@ func setLastAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	fed.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: ca.Spec.AnchorID, AnchoredAt: metav1.NewTime(at), CrossAnchorHash: ca.Spec.CrossAnchorHash}
 }
 
-// adoptAnchors records as fed's last anchor the newest CrossAnchor of fed, when it is
-// newer than status says: a run that stopped after creating it. It lists the anchors
-// from from: the cache on every reconcile, the API server right before a run.
-func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
-	names, err := anchorNames(ctx, from, fed.Namespace, client.MatchingLabels{federationLabel: fed.Name})
-	if err != nil || len(names) == 0 {
-		return err
-	}
-	newest := names[len(names)-1]
-	if fed.Status.LastAnchor != nil && newest <= string(fed.Status.LastAnchor.AnchorID) {
-		return nil
+// lastAnchor reads fed's last anchor from from, or returns nil when it has none. The
+// anchor must be trusted: status names it, and status is no evidence.
+func (r *FederationReconciler) lastAnchor(ctx context.Context, from client.Reader, fed *fv1.Federation) (*fv1.CrossAnchor, error) {
+	if fed.Status.LastAnchor == nil {
+		return nil, nil
 	}
 	var ca fv1.CrossAnchor
-	if err := from.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: newest}, &ca, client.UnsafeDisableDeepCopy); err != nil {
+	key := client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}
+	if err := from.Get(ctx, key, &ca, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("read the last anchor %s: %w", key.Name, err)
+	}
+	if err := r.Trust.trustAnchor(fed, &ca); err != nil {
+		return nil, fmt.Errorf("the last anchor: %w", err)
+	}
+	return &ca, nil
+}
+
+// adoptAnchors records as fed's last anchor its newest trusted CrossAnchor, when that is
+// newer than status says: a run that stopped after creating it. It reads from from: the
+// cache on every reconcile, the API server right before a run.
+func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
+	anchors, err := anchorMetadata(ctx, from, fed.Namespace, client.MatchingLabels{federationLabel: fed.Name})
+	if err != nil {
 		return err
 	}
-	setLastAnchor(fed, &ca)
+	for i := len(anchors) - 1; i >= 0; i-- { // newest first
+		if fed.Status.LastAnchor != nil && anchors[i].Name <= string(fed.Status.LastAnchor.AnchorID) {
+			return nil
+		}
+		trusted, err := r.trusted(ctx, from, fed, &anchors[i])
+		if err != nil {
+			return err
+		}
+		if !trusted {
+			continue
+		}
+		var ca fv1.CrossAnchor
+		if err := from.Get(ctx, client.ObjectKeyFromObject(&anchors[i]), &ca, client.UnsafeDisableDeepCopy); err != nil {
+			return err
+		}
+		setLastAnchor(fed, &ca)
+		return nil
+	}
 	return nil
 }
 
-// anchorNames lists the names of the CrossAnchors in namespace, in order (which is the
-// order they were made in), reading their metadata only.
-func anchorNames(ctx context.Context, from client.Reader, namespace string, opts ...client.ListOption) ([]string, error) {
+// trusted reports whether the anchor m names is trusted, from a remembered verdict or by
+// reading and verifying it.
+func (r *FederationReconciler) trusted(ctx context.Context, from client.Reader, fed *fv1.Federation, m *metav1.PartialObjectMetadata) (bool, error) {
+	if trusted, ok := r.Trust.known(fed, m.UID, m.Generation); ok {
+		return trusted, nil
+	}
+	var ca fv1.CrossAnchor
+	if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); err != nil {
+		return false, err
+	}
+	return r.Trust.trustAnchor(fed, &ca) == nil, nil
+}
+
+// anchorMetadata lists the metadata of the CrossAnchors in namespace, in name order
+// (which is the order anchors are made in).
+func anchorMetadata(ctx context.Context, from client.Reader, namespace string, opts ...client.ListOption) ([]metav1.PartialObjectMetadata, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(fv1.GroupVersion.WithKind("CrossAnchorList"))
 	if err := from.List(ctx, list, append(opts, client.InNamespace(namespace))...); err != nil {
 		return nil, err
 	}
-	names := make([]string, len(list.Items))
-	for i := range list.Items {
-		names[i] = list.Items[i].Name
-	}
-	slices.Sort(names)
-	return names, nil
+	slices.SortFunc(list.Items, func(a, b metav1.PartialObjectMetadata) int { return strings.Compare(a.Name, b.Name) })
+	return list.Items, nil
 }

@@ -2,90 +2,59 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"time"
 
-	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
-// This file says which submissions a CrossAnchor covers, and marks them. The CrossAnchor
-// is the record: it names, per operator, the chain_signature of the latest submission it
-// binds, and so covers that operator's accepted submissions up to that one's last_seq.
-// A Submission's status.anchored is a projection of that record, written by the
-// Submission controller after the anchor run, in parallel and in the background, so an
-// anchor run costs one object write however many submissions it covers.
+// This file is coverage: which submissions a CrossAnchor covers, and marking them.
 //
-// Two rules keep every submission in exactly one anchor:
-//   - a run first marks, itself, any submission the last anchor covers that is still
-//     unmarked (so only the last anchor can ever have unmarked submissions), and
-//   - a submission is marked with the first anchor, in name order, that covers it.
+// The rule follows from one record. Each participant of a CrossAnchor records the
+// lastSeq of the submission whose chain signature it binds; a trusted anchor covers every
+// accepted submission of that operator whose lastSeq is at or below it. A submission is
+// anchored by the first trusted anchor, in name order (the order anchors are made in),
+// that covers it, so each is anchored exactly once however often it is looked at.
 //
-// Both the run and the marker decide coverage with covers, on the same data.
-
-// markParallelism is how many submissions an anchor run marks at once, when it finds
-// some the marker has not reached.
-const markParallelism = 8
+// Only the Submission controller writes that into a Submission's status. The anchor run
+// creates one CrossAnchor and writes the Federation's status; the CrossAnchor's arrival
+// in the cache wakes the marker for the pending submissions of its participants.
 
 // participantIndex indexes CrossAnchors by the operator IDs of their participants.
 const participantIndex = "spec.participants.operatorID"
 
-// chainSignatureOf returns the chain_signature ca binds for operator, if it takes part.
-// Participants are in hash order, by operator ID.
-func chainSignatureOf(ca *fv1.CrossAnchor, operator fv1.OperatorID) (fv1.Hash, bool) {
+// pendingIndex indexes the accepted Submissions no anchor is marked on yet by operator
+// ID, and under allPending as well.
+const pendingIndex = "pending"
+
+// allPending is the pendingIndex value every pending Submission has.
+const allPending = "*"
+
+// participantOf returns ca's participant entry for operator, if it takes part.
+// Participants are in operator ID order (trustAnchor checks it).
+func participantOf(ca *fv1.CrossAnchor, operator fv1.OperatorID) (fv1.Participant, bool) {
 	i, ok := slices.BinarySearchFunc(ca.Spec.Participants, operator, func(p fv1.Participant, id fv1.OperatorID) int {
 		return strings.Compare(string(p.OperatorID), string(id))
 	})
 	if !ok {
-		return "", false
+		return fv1.Participant{}, false
 	}
-	return ca.Spec.Participants[i].ChainSignature, true
+	return ca.Spec.Participants[i], true
 }
 
-// lastSeqFunc returns the last_seq of operator's submission with chain signature cs.
-type lastSeqFunc func(operator fv1.OperatorID, cs fv1.Hash) (int64, bool)
-
-// covers reports whether ca covers the accepted submission s: ca binds a submission of
-// s's operator that ends at or after s.
-func covers(ca *fv1.CrossAnchor, s *fv1.Submission, lastSeq lastSeqFunc) bool {
-	cs, ok := chainSignatureOf(ca, s.Spec.OperatorID)
-	if !ok {
-		return false
-	}
-	if cs == s.Spec.ChainSignature {
-		return true
-	}
-	last, ok := lastSeq(s.Spec.OperatorID, cs)
-	return ok && s.Spec.LastSeq <= last
-}
-
-// lastSeqIn is a lastSeqFunc over subs.
-func lastSeqIn(subs []fv1.Submission) lastSeqFunc {
-	type key struct {
-		op fv1.OperatorID
-		cs fv1.Hash
-	}
-	last := make(map[key]int64, len(subs))
-	for i := range subs {
-		last[key{subs[i].Spec.OperatorID, subs[i].Spec.ChainSignature}] = subs[i].Spec.LastSeq
-	}
-	return func(op fv1.OperatorID, cs fv1.Hash) (int64, bool) {
-		n, ok := last[key{op, cs}]
-		return n, ok
-	}
+// covers reports whether ca's entry for s's operator reaches s.
+func covers(ca *fv1.CrossAnchor, s *fv1.Submission) bool {
+	p, ok := participantOf(ca, s.Spec.OperatorID)
+	return ok && s.Spec.LastSeq <= p.LastSeq
 }
 
 // isAccepted reports whether s passed every check and so waits for, or has, an anchor.
@@ -93,54 +62,71 @@ func isAccepted(s *fv1.Submission) bool {
 	return meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified))
 }
 
-// splitPending divides the accepted, unmarked submissions of subs into those last covers
-// (unmarked: the marker has yet to reach them) and the pending rest. last may be nil.
-func splitPending(subs []fv1.Submission, last *fv1.CrossAnchor) (pending, unmarked []fv1.Submission) {
-	lastSeq := lastSeqIn(subs)
-	for i := range subs {
-		s := &subs[i]
-		switch {
-		case !isAccepted(s) || s.Status.Anchored:
-		case last != nil && covers(last, s, lastSeq):
-			unmarked = append(unmarked, *s)
-		default:
-			pending = append(pending, *s)
-		}
+// isPending reports whether s is accepted and not yet marked anchored.
+func isPending(s *fv1.Submission) bool { return isAccepted(s) && !s.Status.Anchored }
+
+// pendingKeys is the pendingIndex function.
+func pendingKeys(o client.Object) []string {
+	s := o.(*fv1.Submission)
+	if !isPending(s) {
+		return nil
 	}
-	return pending, unmarked
+	return []string{string(s.Spec.OperatorID), allPending}
 }
 
-// markIfCovered marks the accepted, unmarked sub with the first CrossAnchor that covers
-// it, if any. It reports whether it marked.
-func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submission) (bool, error) {
+// markIfCovered marks the accepted, unmarked sub with the first trusted CrossAnchor that
+// covers it, if any.
+func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submission) error {
 	var anchors fv1.CrossAnchorList
 	// Read-only and possibly large (a participant per operator): not copied out of the cache.
 	if err := r.List(ctx, &anchors, client.InNamespace(sub.Namespace),
 		client.MatchingFields{participantIndex: string(sub.Spec.OperatorID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
+		return err
 	}
+	anchors.Items = slices.DeleteFunc(anchors.Items, func(ca fv1.CrossAnchor) bool { return !covers(&ca, sub) })
 	if len(anchors.Items) == 0 {
-		return false, nil
+		return nil
 	}
-	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
+	fed, err := namespaceFederation(ctx, r.Client, sub.Namespace)
+	if err != nil {
+		return err
+	}
 	var own fv1.SubmissionList
 	if err := r.List(ctx, &own, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)},
 		client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
+		return err
 	}
-	lastSeq := lastSeqIn(own.Items)
+	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
 	for i := range anchors.Items {
 		ca := &anchors.Items[i]
-		if !covers(ca, sub, lastSeq) {
+		if err := r.Trust.trustAnchor(fed, ca); err != nil {
+			continue // the CrossAnchor controller rejects it and says why
+		}
+		if err := boundAgrees(ca, sub.Spec.OperatorID, own.Items); err != nil {
+			logf.FromContext(ctx).Info("Ignored an anchor for this operator", "anchor", ca.Name, "reason", err.Error())
 			continue
 		}
 		if err := markAnchored(ctx, r.Client, sub, ca); err != nil {
-			return false, err
+			return err
 		}
-		halfMarkedFailpoint(ca)
-		return true, nil
+		if r.Hooks.SubmissionMarked != nil {
+			r.Hooks.SubmissionMarked(ca)
+		}
+		return nil
 	}
-	return false, nil
+	return nil
+}
+
+// boundAgrees checks ca's lastSeq for operator, which the signature does not cover,
+// against the operator's submission whose chain signature ca binds, when that is at hand.
+func boundAgrees(ca *fv1.CrossAnchor, operator fv1.OperatorID, own []fv1.Submission) error {
+	p, _ := participantOf(ca, operator)
+	for i := range own {
+		if s := &own[i]; isAccepted(s) && s.Spec.ChainSignature == p.ChainSignature && s.Spec.LastSeq != p.LastSeq {
+			return fmt.Errorf("it binds %s, which ends at seq %d, but records lastSeq %d", s.Name, s.Spec.LastSeq, p.LastSeq)
+		}
+	}
+	return nil
 }
 
 // markAnchored marks sub anchored by ca: a merge patch of the status alone, with the
@@ -156,57 +142,20 @@ func markAnchored(ctx context.Context, c client.Client, sub *fv1.Submission, ca 
 	return nil
 }
 
-// markAll marks subs anchored by ca, markParallelism at a time.
-func markAll(ctx context.Context, c client.Client, subs []fv1.Submission, ca *fv1.CrossAnchor) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(markParallelism)
-	for i := range subs {
-		g.Go(func() error { return markAnchored(gctx, c, &subs[i], ca) })
-	}
-	return g.Wait()
-}
-
-// marked counts the submissions this process marked, for FailAfterHalfMarked.
-var marked atomic.Int64
-
-// halfMarkedFailpoint exits, when FailpointEnv asks for it, once this process has marked
-// half as many submissions as ca has participants.
-func halfMarkedFailpoint(ca *fv1.CrossAnchor) {
-	if os.Getenv(FailpointEnv) == FailAfterHalfMarked && marked.Add(1) >= int64(max(len(ca.Spec.Participants)/2, 1)) {
-		failpoint(FailAfterHalfMarked)
-	}
-}
-
-// lastAnchorSubmissions maps a Federation to the accepted, unmarked submissions its last
-// anchor covers, for the marker. Marking starts from the Federation's status rather than
-// from the CrossAnchor's creation, so that the run's own status write is not queued
-// behind thousands of marks.
-func (r *SubmissionReconciler) lastAnchorSubmissions(ctx context.Context, o client.Object) []reconcile.Request {
-	fed := o.(*fv1.Federation)
-	if fed.Status.LastAnchor == nil {
-		return nil
-	}
-	var lists []fv1.SubmissionList
-	ca, err := lastAnchor(ctx, r.Client, fed)
-	if err == nil {
-		lists = make([]fv1.SubmissionList, len(ca.Spec.Participants))
-		for i, p := range ca.Spec.Participants {
-			err = errors.Join(err, r.List(ctx, &lists[i], client.InNamespace(ca.Namespace),
-				client.MatchingFields{operatorIDIndex: string(p.OperatorID)}, client.UnsafeDisableDeepCopy))
-		}
-	}
-	if err != nil {
-		// The anchor is not in the cache yet: every unmarked submission of the namespace
-		// is looked at, and waits for it (see cacheBehind).
-		lists = make([]fv1.SubmissionList, 1)
-		if err := r.List(ctx, &lists[0], client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
-	}
+// coveredSubmissions maps a new CrossAnchor to the pending submissions of its
+// participants, for the marker.
+func (r *SubmissionReconciler) coveredSubmissions(ctx context.Context, o client.Object) []reconcile.Request {
+	ca := o.(*fv1.CrossAnchor)
 	var reqs []reconcile.Request
-	for _, subs := range lists {
+	for _, p := range ca.Spec.Participants {
+		var subs fv1.SubmissionList
+		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{pendingIndex: string(p.OperatorID)},
+			client.UnsafeDisableDeepCopy); err != nil {
+			logf.FromContext(ctx).Error(err, "List pending submissions", "operatorID", p.OperatorID)
+			continue
+		}
 		for i := range subs.Items {
-			if s := &subs.Items[i]; isAccepted(s) && !s.Status.Anchored {
+			if s := &subs.Items[i]; s.Spec.LastSeq <= p.LastSeq {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 			}
 		}
@@ -214,43 +163,11 @@ func (r *SubmissionReconciler) lastAnchorSubmissions(ctx context.Context, o clie
 	return reqs
 }
 
-// cacheLag bounds how long the cache may take to hold a new anchor: a last anchor made
-// longer ago than this that the cache does not hold is gone (its recordFinalizer was
-// removed by hand), and waiting for it would requeue the unmarked submissions forever.
-const cacheLag = time.Minute
-
-// cacheBehind reports whether a Federation in namespace names a last anchor, made less
-// than cacheLag ago, that the cache does not hold yet: a submission no cached anchor
-// covers must then be looked at again.
-func (r *SubmissionReconciler) cacheBehind(ctx context.Context, namespace string) (bool, error) {
-	var feds fv1.FederationList
-	if err := r.List(ctx, &feds, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
-	}
-	for i := range feds.Items {
-		fed := &feds.Items[i]
-		_, err := lastAnchor(ctx, r.Client, fed)
-		switch {
-		case apierrors.IsNotFound(err) && r.now().Sub(fed.Status.LastAnchor.AnchoredAt.Time) < cacheLag:
-			return true, nil
-		case err != nil && !apierrors.IsNotFound(err):
-			return false, err
-		}
-	}
-	return false, nil
-}
-
-// lastAnchorChanged passes a Federation's creation (as on every start) and the updates
-// that change its last anchor.
-var lastAnchorChanged = predicate.Funcs{
-	UpdateFunc: func(e crevent.UpdateEvent) bool {
-		anchorID := func(o client.Object) fv1.AnchorID {
-			if last := o.(*fv1.Federation).Status.LastAnchor; last != nil {
-				return last.AnchorID
-			}
-			return ""
-		}
-		return anchorID(e.ObjectOld) != anchorID(e.ObjectNew)
-	},
-	DeleteFunc: func(crevent.DeleteEvent) bool { return false },
+// anchorMade passes the creation of a CrossAnchor after the manager started: on a start
+// every Submission is reconciled anyway.
+var anchorMade = predicate.Funcs{
+	CreateFunc:  func(e crevent.CreateEvent) bool { return !e.IsInInitialList },
+	UpdateFunc:  func(crevent.UpdateEvent) bool { return false },
+	DeleteFunc:  func(crevent.DeleteEvent) bool { return false },
+	GenericFunc: func(crevent.GenericEvent) bool { return false },
 }

@@ -9,52 +9,57 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
-// TestSplitPending checks the coverage rule the anchor run and the marker share: an anchor
-// covers each participant's accepted submissions up to the one whose chain signature it
-// binds, and nothing of other operators.
-func TestSplitPending(t *testing.T) {
-	sub := func(op string, first, last int64, accepted, anchored bool) fv1.Submission {
-		s := fv1.Submission{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", op, first)}}
-		s.Spec.OperatorID, s.Spec.FirstSeq, s.Spec.LastSeq = fv1.OperatorID(op), first, last
-		s.Spec.ChainSignature = fv1.Hash(fmt.Sprintf("%s-cs-%d", op, last))
-		s.Status.Anchored = anchored
+// TestCovers checks the coverage rule: an anchor's entry for an operator covers that
+// operator's submissions ending at or before its lastSeq, and nothing of other operators.
+func TestCovers(t *testing.T) {
+	ca := &fv1.CrossAnchor{Spec: fv1.CrossAnchorSpec{Participants: []fv1.Participant{ // in operator ID order
+		{OperatorID: "op_a", ChainSignature: "op_a-cs-30", LastSeq: 30},
+		{OperatorID: "op_e", ChainSignature: "op_e-cs-9", LastSeq: 9},
+	}}}
+	for _, c := range []struct {
+		op   string
+		last int64
+		want bool
+	}{
+		{"op_a", 10, true},  // below the bound submission
+		{"op_a", 30, true},  // the bound submission
+		{"op_a", 31, false}, // after it
+		{"op_b", 5, false},  // an operator the anchor does not name
+		{"op_e", 9, true},
+		{"op_f", 1, false}, // sorts after every participant
+	} {
+		s := &fv1.Submission{Spec: fv1.SubmissionSpec{OperatorID: fv1.OperatorID(c.op), LastSeq: c.last}}
+		if got := covers(ca, s); got != c.want {
+			t.Errorf("covers %s through %d: %v, want %v", c.op, c.last, got, c.want)
+		}
+	}
+}
+
+// TestBoundAgrees checks that an anchor's lastSeq for an operator must be that of the
+// submission whose chain signature it binds, when that submission is known.
+func TestBoundAgrees(t *testing.T) {
+	sub := func(cs string, last int64, accepted bool) fv1.Submission {
+		s := fv1.Submission{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%d", last)},
+			Spec: fv1.SubmissionSpec{OperatorID: "op_a", ChainSignature: fv1.Hash(cs), LastSeq: last}}
 		if accepted {
 			setSubmissionCondition(&s, fv1.ConditionContinuityVerified, metav1.ConditionTrue, fv1.ReasonVerified, "test")
 		}
 		return s
 	}
-	subs := []fv1.Submission{
-		sub("op_a", 1, 10, true, true),    // anchored before: neither
-		sub("op_a", 11, 20, true, false),  // below the bound submission: covered
-		sub("op_a", 21, 30, true, false),  // the bound submission: covered
-		sub("op_a", 31, 40, true, false),  // after it: pending
-		sub("op_b", 1, 5, true, false),    // an operator the anchor does not name: pending
-		sub("op_c", 1, 5, false, false),   // not accepted: neither
-		sub("op_d", 1, 5, true, false),    // names a signature no submission has: pending
-		sub("op_e", 7, 9, true, false),    // bound: covered
-		sub("op_e", 10, 12, false, false), // refused continuation: neither
+	ca := func(last int64) *fv1.CrossAnchor {
+		return &fv1.CrossAnchor{Spec: fv1.CrossAnchorSpec{Participants: []fv1.Participant{{OperatorID: "op_a", ChainSignature: "cs-30", LastSeq: last}}}}
 	}
-	last := &fv1.CrossAnchor{Spec: fv1.CrossAnchorSpec{Participants: []fv1.Participant{ // in operator ID order
-		{OperatorID: "op_a", ChainSignature: "op_a-cs-30"},
-		{OperatorID: "op_d", ChainSignature: "op_d-cs-99"},
-		{OperatorID: "op_e", ChainSignature: "op_e-cs-9"},
-	}}}
-	names := func(subs []fv1.Submission) []string {
-		var out []string
-		for _, s := range subs {
-			out = append(out, s.Name)
-		}
-		return out
+	own := []fv1.Submission{sub("cs-10", 10, true), sub("cs-30", 30, true)}
+	if err := boundAgrees(ca(30), "op_a", own); err != nil {
+		t.Errorf("the true lastSeq: %v", err)
 	}
-	pending, unmarked := splitPending(subs, last)
-	if got, want := fmt.Sprint(names(unmarked)), "[op_a-11 op_a-21 op_e-7]"; got != want {
-		t.Errorf("covered but unmarked: %s, want %s", got, want)
+	if err := boundAgrees(ca(90), "op_a", own); err == nil {
+		t.Error("a lastSeq past the bound submission's was taken")
 	}
-	if got, want := fmt.Sprint(names(pending)), "[op_a-31 op_b-1 op_d-1]"; got != want {
-		t.Errorf("pending: %s, want %s", got, want)
+	if err := boundAgrees(ca(90), "op_a", []fv1.Submission{sub("cs-30", 30, false)}); err != nil {
+		t.Errorf("a refused submission with the same chain signature counted: %v", err)
 	}
-	pending, unmarked = splitPending(subs, nil)
-	if got, want := len(pending), 6; got != want || len(unmarked) != 0 {
-		t.Errorf("with no last anchor: %d pending and %d unmarked, want %d and 0", got, len(unmarked), want)
+	if err := boundAgrees(ca(90), "op_a", nil); err != nil {
+		t.Errorf("with the bound submission unknown, the trusted anchor's word stands: %v", err)
 	}
 }

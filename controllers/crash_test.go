@@ -32,16 +32,19 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 			op := newTestOperator(byte(70+i), fmt.Sprintf("Crash Org %d", i))
 			subs = append(subs, submitFor(ns, op, fmt.Sprintf("crash%d", i), int64(3+i)))
 		}
-		run = &FederationReconciler{Client: k8sClient, APIReader: k8sClient, Logs: suiteLogs}
+		run = &FederationReconciler{Client: mgrClient, APIReader: k8sClient, Logs: suiteLogs}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
 	})
 
 	// createAnchor is the run's first step, as the killed manager did it.
 	createAnchor := func() *fv1.CrossAnchor {
 		GinkgoHelper()
-		pending, err := pendingSubmissions(ctx, k8sClient, fed)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(pending).To(HaveLen(len(subs)))
+		var pending []fv1.Submission
+		Eventually(func() ([]fv1.Submission, error) {
+			var err error
+			pending, err = pendingSubmissions(ctx, mgrClient, ns)
+			return pending, err
+		}).Should(HaveLen(len(subs)))
 		ca, err := run.createAnchor(ctx, fed, federationSigningKey(fed), pending)
 		Expect(err).NotTo(HaveOccurred())
 		return ca
@@ -106,8 +109,11 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 		// the kill" is made first, then the anchor appears as the crashed run left it.
 		log, err := suiteLogs.For(ctx, k8sClient, fed)
 		Expect(err).NotTo(HaveOccurred())
-		pending, err := pendingSubmissions(ctx, k8sClient, fed)
-		Expect(err).NotTo(HaveOccurred())
+		var pending []fv1.Submission
+		Eventually(func() ([]fv1.Submission, error) {
+			pending, err = pendingSubmissions(ctx, mgrClient, ns)
+			return pending, err
+		}).Should(HaveLen(len(subs)))
 		probe := &FederationReconciler{Client: client.NewDryRunClient(k8sClient), APIReader: k8sClient}
 		planned, err := probe.createAnchor(ctx, fed, federationSigningKey(fed), pending)
 		Expect(err).NotTo(HaveOccurred())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,81 +50,125 @@ func retryWait(schedule []time.Duration, attempts int32) time.Duration {
 
 // CrossAnchorReconciler finishes the log leg of a cross-anchor: it uploads the record to
 // the Federation's log and records the entry and its proof in status, retrying on the
-// schedule while the log is unavailable, and tells each participant with an Event.
+// schedule while the log is unavailable, and tells each participant with an Event. An
+// anchor the federation did not make (trustAnchor) is Rejected and never uploaded.
 type CrossAnchorReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	Logs     *Logs
 	// RetrySchedule is the wait after each failed upload; DefaultRetrySchedule when nil.
 	RetrySchedule []time.Duration
+	// Trust verifies CrossAnchors before they are uploaded.
+	Trust *anchorTrust
+	// Hooks are the fault tests' (nil funcs in production).
+	Hooks Hooks
 	clock
 }
 
-// Reconcile uploads one CrossAnchor's record, unless it is Anchored already or its next
-// retry is not due.
+// Reconcile uploads one CrossAnchor's record, unless it is not the federation's, is in
+// the log already, or its next retry is not due.
 func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ca fv1.CrossAnchor
 	if err := r.Get(ctx, req.NamespacedName, &ca); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if released, err := r.protect(ctx, &ca); released || err != nil {
+	fed, err := r.check(ctx, &ca)
+	if err != nil && !errors.Is(err, errUntrusted) && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err // not known whether ca is trusted: keep it as it is
+	}
+	if released, perr := r.protect(ctx, &ca, err == nil); released || perr != nil {
+		return ctrl.Result{}, perr
+	}
+	switch {
+	case errors.Is(err, errUntrusted):
+		return ctrl.Result{}, r.reject(ctx, &ca, err)
+	case err != nil:
 		return ctrl.Result{}, err
+	case finished(&ca):
+		return ctrl.Result{}, nil
 	}
-	if c := meta.FindStatusCondition(ca.Status.Conditions, string(fv1.ConditionAnchored)); ca.Status.Phase == fv1.PhaseAnchored ||
-		c != nil && (c.Reason == fv1.ReasonLogRefused || c.Reason == fv1.ReasonSignatureInvalid) {
-		return ctrl.Result{}, nil // done, or refused for good
+	if next := ca.Status.NextRetryTime; next != nil && r.now().Before(next.Time) {
+		return ctrl.Result{RequeueAfter: next.Sub(r.now())}, nil
 	}
-	now := r.now()
-	if next := ca.Status.NextRetryTime; next != nil && now.Before(next.Time) {
-		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
-	}
-	before := ca.Status.DeepCopy()
-	fed, key, err := r.federation(ctx, &ca)
-	if errors.Is(err, errNotOurs) {
-		r.setCondition(&ca, metav1.ConditionFalse, fv1.ReasonSignatureInvalid, err.Error())
-		return ctrl.Result{}, r.Status().Update(ctx, &ca)
-	}
+	return r.logLeg(ctx, fed, &ca)
+}
+
+// check returns ca's Federation, and an error wrapping errUntrusted when the federation
+// did not make ca.
+func (r *CrossAnchorReconciler) check(ctx context.Context, ca *fv1.CrossAnchor) (*fv1.Federation, error) {
+	fed, err := anchorFederation(ctx, r.Client, ca)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
-	entry, err := r.upload(ctx, fed, key, &ca)
+	return fed, r.Trust.trustAnchor(fed, ca)
+}
+
+// reject records, once, that ca is not the federation's: phase Rejected, and a Warning
+// Event after the status write.
+func (r *CrossAnchorReconciler) reject(ctx context.Context, ca *fv1.CrossAnchor, why error) error {
+	if ca.Status.Phase == fv1.PhaseAnchorRejected {
+		return nil
+	}
+	ca.Status.Phase = fv1.PhaseAnchorRejected
+	ca.Status.ObservedGeneration = ca.Generation
+	r.setConditions(ca, metav1.ConditionFalse, fv1.ReasonUntrusted, why.Error())
+	if err := r.Status().Update(ctx, ca); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(ca, nil, corev1.EventTypeWarning, fv1.ReasonUntrusted, "Verify", "%s", why.Error())
+	logf.FromContext(ctx).Info("Rejected a CrossAnchor the federation did not make", "anchor", ca.Name, "reason", why.Error())
+	return nil
+}
+
+// logLeg uploads ca's record and writes the outcome into its status: the entry and its
+// proof, or the next retry.
+func (r *CrossAnchorReconciler) logLeg(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) (ctrl.Result, error) {
+	before := ca.Status.DeepCopy()
+	entry, err := r.upload(ctx, fed, ca)
 	var retry time.Duration
 	var ev *event
 	switch {
 	case errors.Is(err, tlog.ErrRefused):
-		r.setCondition(&ca, metav1.ConditionFalse, fv1.ReasonLogRefused, err.Error())
+		r.setConditions(ca, metav1.ConditionFalse, fv1.ReasonLogRefused, err.Error())
 		ev = &event{corev1.EventTypeWarning, fv1.ReasonLogRefused, "Log", err.Error()}
 	case err != nil: // unavailable, or anything else the next attempt may not meet
 		ca.Status.Phase = fv1.PhasePendingTLog
 		ca.Status.Attempts++
 		retry = retryWait(cmpSchedule(r.RetrySchedule), ca.Status.Attempts)
-		next := metav1.NewTime(now.Add(retry))
+		next := metav1.NewTime(r.now().Add(retry))
 		ca.Status.NextRetryTime = &next
 		msg := fmt.Sprintf("attempt %d failed, next at %s: %v", ca.Status.Attempts, next.UTC().Format(time.RFC3339), err)
-		r.setCondition(&ca, metav1.ConditionFalse, fv1.ReasonPendingTLog, msg)
+		r.setConditions(ca, metav1.ConditionFalse, fv1.ReasonPendingTLog, msg)
 		ev = &event{corev1.EventTypeWarning, fv1.ReasonLogUnreachable, "Log", msg}
 	default:
-		failpoint(FailAfterLogUpload)
-		r.record(&ca, entry)
+		if r.Hooks.LogUploaded != nil {
+			r.Hooks.LogUploaded(ca)
+		}
+		r.record(ca, entry)
 	}
 	ca.Status.ObservedGeneration = ca.Generation
-	if !equality.Semantic.DeepEqual(before, &ca.Status) {
-		if err := r.Status().Update(ctx, &ca); err != nil {
-			return ctrl.Result{}, err
-		}
-		if ev != nil {
-			r.Recorder.Eventf(&ca, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
-			logf.FromContext(ctx).Info(ev.note, "anchor", ca.Name, "reason", ev.reason)
-		}
-		if entry != nil {
-			r.notifyParticipants(ctx, &ca)
-		}
+	if equality.Semantic.DeepEqual(before, &ca.Status) {
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if err := r.Status().Update(ctx, ca); err != nil {
+		return ctrl.Result{}, err
+	}
+	if ev != nil {
+		r.Recorder.Eventf(ca, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
+		logf.FromContext(ctx).Info(ev.note, "anchor", ca.Name, "reason", ev.reason)
+	}
+	if entry != nil {
+		r.notifyParticipants(ctx, ca)
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
 // upload logs ca's record with the federation key that signed it.
-func (r *CrossAnchorReconciler) upload(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, ca *fv1.CrossAnchor) (*tlog.Entry, error) {
+func (r *CrossAnchorReconciler) upload(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) (*tlog.Entry, error) {
+	key, err := r.signingKey(ctx, fed, ca)
+	if err != nil {
+		return nil, err
+	}
 	body, err := crossAnchorRecord(ca, key)
 	if err != nil {
 		return nil, err
@@ -160,43 +205,50 @@ func (r *CrossAnchorReconciler) record(ca *fv1.CrossAnchor, e *tlog.Entry) {
 	ca.Status.SignedEntryTimestamp = e.Bundle.Verification.SignedEntryTimestamp
 	ca.Status.EntryBody = e.Bundle.Body
 	ca.Status.NextRetryTime = nil
-	r.setCondition(ca, metav1.ConditionTrue, fv1.ReasonAnchored, fmt.Sprintf("recorded at log index %d", e.Index))
+	r.setConditions(ca, metav1.ConditionTrue, fv1.ReasonAnchored, fmt.Sprintf("recorded at log index %d", e.Index))
 }
 
-// errNotOurs means a CrossAnchor was not signed by its Federation's key, or has no
-// Federation: it cannot be logged.
-var errNotOurs = errors.New("not the federation's cross-anchor")
-
-// federation returns the Federation ca belongs to (its label's, or else the only one in
-// the namespace), and the key that signed ca.
-func (r *CrossAnchorReconciler) federation(ctx context.Context, ca *fv1.CrossAnchor) (*fv1.Federation, ed25519.PrivateKey, error) {
-	var fed fv1.Federation
-	if name := ca.Labels[federationLabel]; name != "" {
-		if err := r.Get(ctx, client.ObjectKey{Namespace: ca.Namespace, Name: name}, &fed); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		var feds fv1.FederationList
-		if err := r.List(ctx, &feds, client.InNamespace(ca.Namespace)); err != nil {
-			return nil, nil, err
-		}
-		if len(feds.Items) != 1 {
-			return nil, nil, fmt.Errorf("%w: no %s label, and %d Federations in the namespace", errNotOurs, federationLabel, len(feds.Items))
-		}
-		fed = feds.Items[0]
-	}
-	key, _, err := federationKey(ctx, r.Client, &fed)
+// signingKey returns fed's key that signed ca, to log ca's record with.
+func (r *CrossAnchorReconciler) signingKey(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) (ed25519.PrivateKey, error) {
+	key, _, err := federationKey(ctx, r.Client, fed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if string(pemText) != string(ca.Spec.FederationPublicKeyPEM) {
-		return nil, nil, fmt.Errorf("%w: signed by another key than Federation %s's", errNotOurs, fed.Name)
+		// A key rotation waits until every anchor of the old key is in the log, so the
+		// current key is the one that signed every anchor still to be logged.
+		return nil, fmt.Errorf("CrossAnchor %s was signed by an earlier key of Federation %s than its current one", ca.Name, fed.Name)
 	}
-	return &fed, key, nil
+	return key, nil
+}
+
+// anchorFederation returns the Federation ca's label names, or else the only one in its
+// namespace.
+func anchorFederation(ctx context.Context, c client.Reader, ca *fv1.CrossAnchor) (*fv1.Federation, error) {
+	name := ca.Labels[federationLabel]
+	if name == "" {
+		return namespaceFederation(ctx, c, ca.Namespace)
+	}
+	var fed fv1.Federation
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ca.Namespace, Name: name}, &fed); err != nil {
+		return nil, err
+	}
+	return &fed, nil
+}
+
+// finished reports whether nothing is left to do for ca: it is in the log, or refused by
+// the log or by trustAnchor for good.
+func finished(ca *fv1.CrossAnchor) bool {
+	switch ca.Status.Phase {
+	case fv1.PhaseAnchored, fv1.PhaseAnchorRejected:
+		return true
+	}
+	c := meta.FindStatusCondition(ca.Status.Conditions, string(fv1.ConditionAnchored))
+	return c != nil && c.Reason == fv1.ReasonLogRefused
 }
 
 // notifyParticipants tells each participating operator, with an Event on its
@@ -215,9 +267,13 @@ func (r *CrossAnchorReconciler) notifyParticipants(ctx context.Context, ca *fv1.
 	}
 }
 
-func (r *CrossAnchorReconciler) setCondition(ca *fv1.CrossAnchor, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&ca.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionAnchored), Status: status,
-		Reason: reason, Message: msg, ObservedGeneration: ca.Generation})
+// setConditions sets Anchored and Ready together: an anchor does its job once it is in
+// the log.
+func (r *CrossAnchorReconciler) setConditions(ca *fv1.CrossAnchor, status metav1.ConditionStatus, reason, msg string) {
+	for _, t := range []fv1.ConditionType{fv1.ConditionAnchored, fv1.ConditionReady} {
+		meta.SetStatusCondition(&ca.Status.Conditions, metav1.Condition{Type: string(t), Status: status,
+			Reason: reason, Message: msg, ObservedGeneration: ca.Generation})
+	}
 }
 
 func cmpSchedule(s []time.Duration) []time.Duration {

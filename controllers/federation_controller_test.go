@@ -32,6 +32,14 @@ func newFederation(ns string, change func(*fv1.Federation)) *fv1.Federation {
 	return fed
 }
 
+// currentFederation reads fed as it is now, with the key history Receipt checks against.
+func currentFederation(fed *fv1.Federation) *fv1.Federation {
+	GinkgoHelper()
+	var f fv1.Federation
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
+	return &f
+}
+
 func federationStatus(fed *fv1.Federation) func() fv1.FederationStatus {
 	return func() fv1.FederationStatus {
 		var f fv1.Federation
@@ -87,7 +95,7 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	Expect(err).NotTo(HaveOccurred())
 	logKey, err := log.PublicKey(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	raw, err := Receipt(ca, key)
+	raw, err := Receipt(currentFederation(fed), ca, key)
 	Expect(err).NotTo(HaveOccurred())
 	for range ca.Spec.Participants { // each participant is handed the same receipt
 		report, err := protocol.VerifyReceipt(raw, fedPub)
@@ -160,7 +168,10 @@ var _ = Describe("Federation", Label("log"), func() {
 		}
 		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
 		ca := crossAnchors(ns)[0]
-		Expect(ca.Name).To(HavePrefix("anchor-" + time.Now().UTC().Format("20060102") + "-001"))
+		at, err := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(at).To(BeTemporally("~", suiteClock.Now(), time.Minute), "anchored at the controllers' clock")
+		Expect(ca.Name).To(Equal("anchor-"+at.Format("20060102")+"-001"), "the first anchor of the day it was made")
 		Expect(ca.Spec.Participants).To(HaveLen(3))
 		for _, s := range subs {
 			Eventually(submissionStatus(ns, s)).Should(WithTransform(func(st fv1.SubmissionStatus) fv1.AnchorID { return st.AnchorRef }, Equal(ca.Spec.AnchorID)))
@@ -196,8 +207,18 @@ var _ = Describe("Federation", Label("log"), func() {
 		fed := newFederation(ns, func(f *fv1.Federation) { f.Spec.AnchorInterval = metav1.Duration{Duration: time.Minute} })
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
 		submitFor(ns, newTestOperator(52, "Patient"), "patient", 3)
-		Consistently(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "5s").Should(BeEmpty())
-		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "90s").Should(HaveLen(1))
+		// The controller has seen the submission (it counts it) and scheduled the run an
+		// interval after the Federation's creation: nothing is anchored before then.
+		Eventually(federationStatus(fed)).Should(And(
+			WithTransform(func(s fv1.FederationStatus) int32 { return s.PendingCount }, Equal(int32(1))),
+			WithTransform(func(s fv1.FederationStatus) time.Time { return s.NextAnchorTime.Time },
+				BeTemporally("~", fed.CreationTimestamp.Add(time.Minute), time.Second)),
+		))
+		Expect(crossAnchors(ns)).To(BeEmpty())
+
+		suiteClock.Step(time.Minute)
+		touch(fed) // the controller would wake at the interval; the stepped clock says it is there
+		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }).Should(HaveLen(1))
 		at, err := protocol.ParseAnchoredAt(crossAnchors(ns)[0].Spec.AnchoredAt)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(at).To(BeTemporally(">=", fed.CreationTimestamp.Add(time.Minute)))
@@ -230,6 +251,16 @@ var _ = Describe("Federation", Label("log"), func() {
 		verifyReceipts(fed, &anchored)
 	})
 })
+
+// touch changes an annotation of obj, so that its controller reconciles it.
+func touch(obj client.Object) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		obj.SetAnnotations(map[string]string{"cairn.test/touched": time.Now().Format(time.RFC3339Nano)})
+		return k8sClient.Update(ctx, obj)
+	})).To(Succeed())
+}
 
 func getAnchor(ns, name string) fv1.CrossAnchor {
 	GinkgoHelper()

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,12 +35,15 @@ func rotationPending(fed *fv1.Federation) bool {
 // rotateKey moves fed from oldKey to the key of the Secret spec names. It returns the key
 // to sign with from now on: the new one once rotated, else still the old one (waiting for
 // anchors to reach the log, or for the log).
-func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federation, oldKey ed25519.PrivateKey) (ed25519.PrivateKey, error) {
-	var anchors fv1.CrossAnchorList
-	if err := r.APIReader.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
+func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federation, oldKey ed25519.PrivateKey, evs *[]federationEvent) (ed25519.PrivateKey, error) {
+	var list fv1.CrossAnchorList
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
 		return oldKey, err
 	}
-	for _, ca := range anchors.Items {
+	// Only the federation's own anchors count: one anyone else made must not hold the
+	// rotation up, and is not re-signed.
+	anchors := slices.DeleteFunc(list.Items, func(ca fv1.CrossAnchor) bool { return r.Trust.trustAnchor(fed, &ca) != nil })
+	for _, ca := range anchors {
 		if ca.Status.Phase != fv1.PhaseAnchored {
 			r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyRotationWaiting,
 				fmt.Sprintf("the key rotation waits for %s to be in the log", ca.Name))
@@ -66,7 +70,7 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 	if entry == nil {
 		return oldKey, nil // the log is down: keep the old key and try again
 	}
-	if err := r.resign(ctx, anchors.Items, newKey); err != nil {
+	if err := r.resign(ctx, anchors, newKey); err != nil {
 		return oldKey, err
 	}
 	now := metav1.NewTime(rotatedAt)
@@ -77,7 +81,7 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 		Fingerprint: fv1.Hash(protocol.Fingerprint(newKey.Public().(ed25519.PublicKey))), ValidFrom: now, LogEntry: entry})
 	fed.Status.SigningKeySecret = name
 	r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyRotated, "rotated to the key in Secret "+name)
-	r.Recorder.Eventf(fed, nil, corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key in Secret %s", name)
+	*evs = append(*evs, federationEvent{event: event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key in Secret " + name}})
 	return newKey, nil
 }
 
@@ -106,8 +110,8 @@ func rotationRecord(fed *fv1.Federation, oldKey, newKey ed25519.PrivateKey, at t
 	return rec, nil
 }
 
-// resign has newKey sign the receipt of every anchor of the last 90 days that it has not
-// signed yet.
+// resign has newKey sign the receipt of every trusted anchor of the last 90 days that it
+// has not signed yet.
 func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAnchor, newKey ed25519.PrivateKey) error {
 	pemText, err := protocol.MarshalPublicKeyPEM(newKey.Public().(ed25519.PublicKey))
 	if err != nil {

@@ -27,20 +27,25 @@ import (
 const recordFinalizer = "federation.cairn.dev/record"
 
 // protect keeps ca's finalizer in step with its Federation: it adds the finalizer to a
-// live anchor of a Federation, and removes it from a deleted one once the Federation is
-// gone or going, in which case it reports released and ca is not to be reconciled
-// further. A deleted anchor whose Federation exists is kept, with a Warning Event.
-func (r *CrossAnchorReconciler) protect(ctx context.Context, ca *fv1.CrossAnchor) (released bool, err error) {
+// live trusted anchor of a Federation, and removes it from a deleted one once the
+// Federation is gone or going, or when the anchor is not trusted (a record the federation
+// did not make is not its to keep), in which case it reports released and ca is not to
+// be reconciled further. A deleted trusted anchor whose Federation exists is kept, with a
+// Warning Event.
+func (r *CrossAnchorReconciler) protect(ctx context.Context, ca *fv1.CrossAnchor, trusted bool) (released bool, err error) {
 	fedName := ca.Labels[federationLabel]
 	has := slices.Contains(ca.Finalizers, recordFinalizer)
 	if ca.DeletionTimestamp == nil {
-		if has || fedName == "" { // an anchor no run made is not ours to keep
+		if has || fedName == "" || !trusted { // an anchor no run made is not ours to keep
 			return false, nil
 		}
 		return false, r.setFinalizers(ctx, ca, append(slices.Clone(ca.Finalizers), recordFinalizer))
 	}
 	if !has {
 		return true, nil
+	}
+	if !trusted {
+		return true, r.setFinalizers(ctx, ca, slices.DeleteFunc(slices.Clone(ca.Finalizers), func(f string) bool { return f == recordFinalizer }))
 	}
 	var fed fv1.Federation
 	err = r.Get(ctx, client.ObjectKey{Namespace: ca.Namespace, Name: fedName}, &fed)

@@ -6,9 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -60,23 +58,5 @@ var _ = Describe("CrossAnchor protection", func() {
 		Expect(remaining[0].DeletionTimestamp).To(BeNil())
 		Expect(k8sClient.Delete(ctx, &remaining[0])).To(Succeed())
 		Eventually(func() []fv1.CrossAnchor { return crossAnchors(ns) }, 30*time.Second).Should(BeEmpty())
-	})
-
-	It("does not wait for a last anchor that is gone rather than not yet cached", func() {
-		fed := newFederation(ns, nil)
-		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) *fv1.LogEntry { return s.GenesisLogEntry }, Not(BeNil())))
-		setLastAnchor := func(at time.Time) {
-			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				var f fv1.Federation
-				Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
-				f.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: "anchor-20261123-001", AnchoredAt: metav1.NewTime(at)}
-				return k8sClient.Status().Update(ctx, &f)
-			})).To(Succeed())
-		}
-		r := &SubmissionReconciler{Client: k8sClient} // reads the API server: no cache to lag
-		setLastAnchor(time.Now())
-		Expect(r.cacheBehind(ctx, ns)).To(BeTrue(), "made just now: the cache may not hold it yet")
-		setLastAnchor(time.Now().Add(-2 * cacheLag))
-		Expect(r.cacheBehind(ctx, ns)).To(BeFalse(), "made long ago: it is gone")
 	})
 })

@@ -9,19 +9,29 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// Receipt returns the signed receipt of a CrossAnchor, as each participant gets it. Once
-// the log leg is done it names the log entry and carries the log's proof bundle
+// Receipt returns the signed receipt of a CrossAnchor of fed, as each participant gets
+// it. Once the log leg is done it names the log entry and carries the log's proof bundle
 // (tlog_entry), and the signature covers tlog_log_index and tlog_url: the federation
-// re-signs the receipt when the log leg completes. key must be the key that signed the
-// anchor (spec.federationPublicKeyPEM) or a later federation key that re-signed it after
-// a key rotation (status.receiptSignatures).
-func Receipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) ([]byte, error) {
+// re-signs the receipt when the log leg completes.
+//
+// It refuses a CrossAnchor the federation did not make (see trustAnchor: the hash must
+// recompute and the signature verify under a key of fed's key history), and a key that
+// is not fed's: key must be the one that signed the anchor, or a later one of fed's key
+// history (a federation key rotation re-signs recent receipts).
+func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey) ([]byte, error) {
+	var trust *anchorTrust // no memory: each call verifies
+	if err := trust.trustAnchor(fed, ca); err != nil {
+		return nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
+	}
+	if len(key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("receipt of %s: the key is %d bytes, want %d", ca.Name, len(key), ed25519.PrivateKeySize)
+	}
 	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
 	if err != nil {
 		return nil, err
 	}
-	if fv1.PublicKeyPEM(pemText) != ca.Spec.FederationPublicKeyPEM && !signedBy(ca, fv1.PublicKeyPEM(pemText)) {
-		return nil, fmt.Errorf("receipt of %s: the key given neither signed nor re-signed the anchor", ca.Name)
+	if signer := keyIndex(fed, fv1.PublicKeyPEM(pemText)); signer < 0 || signer < keyIndex(fed, ca.Spec.FederationPublicKeyPEM) {
+		return nil, fmt.Errorf("receipt of %s: the key given neither signed the anchor nor followed the key that did in Federation %s's key history", ca.Name, fed.Name)
 	}
 	_, out, err := signReceipt(ca, key)
 	return out, err
@@ -39,10 +49,7 @@ func signedBy(ca *fv1.CrossAnchor, pemText fv1.PublicKeyPEM) bool {
 
 // signReceipt builds ca's receipt and signs it with key.
 func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.Receipt, []byte, error) {
-	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash)}
-	for _, p := range ca.Spec.Participants {
-		r.ParticipatingOperators = append(r.ParticipatingOperators, protocol.Participant{OperatorID: string(p.OperatorID), ChainSignature: string(p.ChainSignature)})
-	}
+	r := anchorReceipt(ca)
 	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.InclusionProof != nil {
 		bundle, err := logBundle(ca)
 		if err != nil {

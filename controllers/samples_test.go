@@ -91,7 +91,7 @@ var _ = Describe("config/samples", func() {
 		Expect(k.run("get", "sub", "-n", ns)).To(MatchRegexp(
 			`NAME\s+OPERATOR\s+FIRST\s+LAST\s+ENTRIES\s+ANCHOR\s+READY\s+AGE\nop-032760a40378d8c2-1\s+op_032760a40378d8c2\s+1\s+42\s+42\s`))
 		Expect(k.run("get", "xa", "-n", ns)).To(MatchRegexp(
-			`NAME\s+ANCHORED AT\s+PHASE\s+LOG INDEX\s+AGE\nanchor-20261121-001\s+2026-11-21T18:00:00.000000000Z\s`))
+			`NAME\s+ANCHORED AT\s+PHASE\s+LOG INDEX\s+READY\s+AGE\nanchor-20261121-001\s+2026-11-21T18:00:00.000000000Z\s`))
 		Expect(k.run("get", "cairn", "-n", ns, "-o", "name")).To(And(
 			ContainSubstring("federation.federation.cairn.dev/cairn"),
 			ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001")))

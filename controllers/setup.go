@@ -7,6 +7,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
 // Options configures the controllers.
@@ -18,6 +20,24 @@ type Options struct {
 	// Logs, when set, is used instead of logs opened in LogDir (tests stop and restart
 	// them).
 	Logs *Logs
+	// Now replaces time.Now as every controller's clock, for tests; nil in production.
+	Now func() time.Time
+	// Hooks are called at the steps of an anchor; all nil in production.
+	Hooks Hooks
+}
+
+// Hooks are called at the steps of an anchor, so that fault tests can stop the manager
+// there as a crash would (cmd/cairn wires them from CAIRN_FAILPOINT). A nil hook is not
+// called.
+type Hooks struct {
+	// AnchorCreated is called once an anchor run has created its CrossAnchor, before the
+	// Federation's status names it.
+	AnchorCreated func(ca *fv1.CrossAnchor)
+	// SubmissionMarked is called each time the Submission controller has marked a
+	// submission anchored by ca.
+	SubmissionMarked func(ca *fv1.CrossAnchor)
+	// LogUploaded is called once the log took ca's record, before ca's status says so.
+	LogUploaded func(ca *fv1.CrossAnchor)
 }
 
 // Setup adds every reconciler to mgr, with its indexes and watches, and closes the
@@ -33,21 +53,25 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	})); err != nil {
 		return err
 	}
-	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"), Logs: logs}
+	now := clock{Now: o.Now}
+	trust := &anchorTrust{}
+	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
+		Logs: logs, clock: now}
 	if err := operators.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("federationoperator controller: %w", err)
 	}
-	submissions := &SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("submission-controller")}
+	submissions := &SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("submission-controller"),
+		Trust: trust, Hooks: o.Hooks, clock: now}
 	if err := submissions.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("submission controller: %w", err)
 	}
 	federations := &FederationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs}
+		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Hooks: o.Hooks, clock: now}
 	if err := federations.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federation controller: %w", err)
 	}
 	anchors := &CrossAnchorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("crossanchor-controller"),
-		Logs: logs, RetrySchedule: o.RetrySchedule}
+		Logs: logs, RetrySchedule: o.RetrySchedule, Trust: trust, Hooks: o.Hooks, clock: now}
 	if err := anchors.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("crossanchor controller: %w", err)
 	}

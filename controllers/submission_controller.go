@@ -37,75 +37,90 @@ const unknownOperatorRetry = time.Minute
 
 // SubmissionReconciler accepts or refuses Submissions: the header signature against the
 // operator's current key, then continuity and entry-count growth against the operator's
-// previous accepted submission (its status.head). An accepted submission becomes the
-// operator's head; a refused one leaves the head as it was. Once a CrossAnchor covers an
-// accepted submission, it marks the submission anchored (coverage.go).
+// previous accepted submission (its status.head), and the Federation's bound on pending
+// submissions. An accepted submission becomes the operator's head; a refused one leaves
+// the head as it was. Once a trusted CrossAnchor covers an accepted submission, it marks
+// the submission anchored (coverage.go): it is the only writer of that.
 type SubmissionReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// Trust verifies CrossAnchors before they are marked from.
+	Trust *anchorTrust
+	// Hooks are the fault tests' (nil funcs in production).
+	Hooks Hooks
 	clock
 }
 
-// Reconcile verifies one Submission. A verdict, once reached, is final: the spec cannot
-// change.
+// Reconcile verifies one Submission, or marks an accepted one anchored. A verdict, once
+// reached, is final: the spec cannot change.
 func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var sub fv1.Submission
 	if err := r.Get(ctx, req.NamespacedName, &sub); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if done(&sub) {
-		if !isAccepted(&sub) || sub.Status.Anchored {
+		if !isPending(&sub) {
 			return ctrl.Result{}, nil
 		}
-		// In this order: once the cache holds the last anchor, the anchors listed next
-		// include it (the other way round, it could arrive between the two reads).
-		if behind, err := r.cacheBehind(ctx, sub.Namespace); behind || err != nil {
-			return ctrl.Result{RequeueAfter: time.Second}, err
-		}
-		_, err := r.markIfCovered(ctx, &sub)
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.markIfCovered(ctx, &sub)
 	}
-	op, err := r.operator(ctx, &sub)
+	before := sub.Status.DeepCopy()
+	ev, retry, err := r.judge(ctx, &sub)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	before := sub.Status.DeepCopy()
-	var ev *event
-	var retry time.Duration
-	switch {
-	case op == nil:
-		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown,
-			fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID))
-		retry = unknownOperatorRetry
-	case op.Status.Phase == fv1.PhaseWithdrawn:
-		msg := fmt.Sprintf("operator %s has withdrawn", op.Name)
-		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonWithdrawn, msg)
-		ev = &event{corev1.EventTypeWarning, fv1.ReasonWithdrawn, "Verify", msg}
-	default:
-		if ev, err = r.verify(ctx, &sub, op); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
 	sub.Status.ObservedGeneration = sub.Generation
-	if !equality.Semantic.DeepEqual(before, &sub.Status) {
-		if err := r.Status().Update(ctx, &sub); err != nil {
-			return ctrl.Result{}, err
+	if equality.Semantic.DeepEqual(before, &sub.Status) {
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if err := r.Status().Update(ctx, &sub); err != nil {
+		return ctrl.Result{}, err
+	}
+	if ev != nil {
+		countVerdict(ev.reason)
+		// Refusals get an Event; acceptances, the bulk, only their status and a log line:
+		// an Event each cost the API server as much as the verdict itself.
+		if ev.kind == corev1.EventTypeWarning {
+			r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
 		}
-		if ev != nil {
-			countVerdict(ev.reason)
-			// Refusals get an Event; acceptances, the bulk, only their status and a log line:
-			// an Event each cost the API server as much as the verdict itself.
-			if ev.kind == corev1.EventTypeWarning {
-				r.Recorder.Eventf(&sub, nil, ev.kind, ev.reason, ev.action, "%s", ev.note)
-			}
-			logf.FromContext(ctx).Info(ev.note, "operatorID", sub.Spec.OperatorID, "reason", ev.reason)
-		}
+		logf.FromContext(ctx).Info(ev.note, "operatorID", sub.Spec.OperatorID, "reason", ev.reason)
 	}
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
+// judge reaches sub's verdict, in its status: it returns the Event that tells of it, or
+// how soon to look again when the operator is not registered yet.
+func (r *SubmissionReconciler) judge(ctx context.Context, sub *fv1.Submission) (*event, time.Duration, error) {
+	op, err := r.operator(ctx, sub)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case op == nil:
+		msg := fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID)
+		setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown, msg)
+		setSubmissionCondition(sub, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonOperatorUnknown, msg)
+		return nil, unknownOperatorRetry, nil
+	case op.Status.Phase == fv1.PhaseWithdrawn:
+		return refuse(sub, fv1.ConditionSignatureVerified, fv1.ReasonWithdrawn, fmt.Sprintf("operator %s has withdrawn", op.Name)), 0, nil
+	}
+	ev, err := r.verify(ctx, sub, op)
+	return ev, 0, err
+}
+
+// refuse records a final refusal of sub in condition t and in Ready, and returns its Event.
+func refuse(sub *fv1.Submission, t fv1.ConditionType, reason, msg string) *event {
+	setSubmissionCondition(sub, t, metav1.ConditionFalse, reason, msg)
+	setSubmissionCondition(sub, fv1.ConditionReady, metav1.ConditionFalse, reason, msg)
+	return &event{corev1.EventTypeWarning, reason, "Verify", msg}
+}
+
 // done reports whether sub has its final verdict: refused, or accepted.
 func done(sub *fv1.Submission) bool {
+	if ready := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionReady)); ready != nil {
+		return ready.Reason != fv1.ReasonOperatorUnknown
+	}
+	// Verdicts written before Ready was.
 	sig := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionSignatureVerified))
 	if sig != nil && sig.Status == metav1.ConditionFalse && sig.Reason != fv1.ReasonOperatorUnknown {
 		return true
@@ -134,8 +149,7 @@ func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission
 // verify checks sub against op and, when it passes, makes it op's head.
 func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, op *fv1.FederationOperator) (*event, error) {
 	if reason, msg := checkSignature(sub, op); reason != "" {
-		setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, reason, msg)
-		return &event{corev1.EventTypeWarning, reason, "Verify", msg}, nil
+		return refuse(sub, fv1.ConditionSignatureVerified, reason, msg), nil
 	}
 	sub.Status.Ed25519Verified = true
 	sub.Status.SubmissionID = sub.Name
@@ -148,8 +162,13 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		return nil, nil
 	}
 	if reason, msg := checkContinuity(sub, head); reason != "" {
-		setSubmissionCondition(sub, fv1.ConditionContinuityVerified, metav1.ConditionFalse, reason, msg)
-		return &event{corev1.EventTypeWarning, reason, "Verify", msg}, nil
+		return refuse(sub, fv1.ConditionContinuityVerified, reason, msg), nil
+	}
+	if msg, err := r.overPendingLimit(ctx, sub); msg != "" || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return refuse(sub, fv1.ConditionContinuityVerified, fv1.ReasonPendingLimitExceeded, msg), nil
 	}
 	// The head moves first, under optimistic concurrency: of two submissions continuing
 	// the same head, one wins and the other is checked again against the new head.
@@ -178,7 +197,32 @@ func (r *SubmissionReconciler) accept(sub *fv1.Submission, previous string) {
 		msg = "continues " + sub.Status.PreviousSubmission
 	}
 	setSubmissionCondition(sub, fv1.ConditionContinuityVerified, metav1.ConditionTrue, fv1.ReasonVerified, msg)
+	setSubmissionCondition(sub, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonVerified, "signed by the operator's current key and "+msg)
 	setSubmissionCondition(sub, fv1.ConditionAnchored, metav1.ConditionFalse, fv1.ReasonPending, "waits for the next cross-anchor")
+}
+
+// DefaultMaxPendingPerOperator bounds an operator's pending submissions when its
+// namespace has no Federation that says otherwise.
+const DefaultMaxPendingPerOperator = 1000
+
+// overPendingLimit returns why sub may not join its operator's pending submissions, or
+// "" when it may. It counts from the cache, so two submissions accepted within the
+// cache's lag of each other can pass it together.
+func (r *SubmissionReconciler) overPendingLimit(ctx context.Context, sub *fv1.Submission) (string, error) {
+	limit := int32(DefaultMaxPendingPerOperator)
+	if fed, err := namespaceFederation(ctx, r.Client, sub.Namespace); err == nil && fed.Spec.MaxPendingPerOperator > 0 {
+		limit = fed.Spec.MaxPendingPerOperator
+	}
+	var pending fv1.SubmissionList
+	if err := r.List(ctx, &pending, client.InNamespace(sub.Namespace), client.MatchingFields{pendingIndex: string(sub.Spec.OperatorID)},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return "", err
+	}
+	if len(pending.Items) < int(limit) {
+		return "", nil
+	}
+	return fmt.Sprintf("operator %s already has %d submissions waiting for a cross-anchor (maxPendingPerOperator %d): send it again once they are anchored",
+		sub.Spec.OperatorID, len(pending.Items), limit), nil
 }
 
 // checkSignature returns the reason and message when sub's header is not signed by op's
@@ -237,9 +281,9 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 		Reason: reason, Message: msg, ObservedGeneration: sub.Generation})
 }
 
-// SetupWithManager indexes operators, submissions and anchors by operator ID, requeues
-// an operator's waiting submissions when the operator changes, and the unmarked
-// submissions of a Federation's new last anchor.
+// SetupWithManager indexes operators, submissions and anchors by operator ID and pending
+// submissions by operator, requeues an operator's waiting submissions when the operator
+// changes, and the pending submissions a new CrossAnchor covers.
 func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
@@ -262,11 +306,13 @@ func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &fv1.Submission{}, pendingIndex, pendingKeys); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Submission{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).
-		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.lastAnchorSubmissions),
-			builder.WithPredicates(lastAnchorChanged)).
+		Watches(&fv1.CrossAnchor{}, handler.EnqueueRequestsFromMapFunc(r.coveredSubmissions), builder.WithPredicates(anchorMade)).
 		// Submissions of different operators are independent, and two of one operator
 		// are kept in order by the head's optimistic concurrency.
 		WithOptions(controller.Options{MaxConcurrentReconciles: submissionWorkers}).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,12 +33,14 @@ import (
 var testRetrySchedule = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
 
 var (
-	suiteLogs *Logs // the controllers' transparency logs, which specs stop and restart
-	ctx       context.Context
-	cancel    context.CancelFunc
-	testEnv   *envtest.Environment
-	cfg       *rest.Config
-	k8sClient client.Client
+	suiteLogs  *Logs         // the controllers' transparency logs, which specs stop and restart
+	suiteClock testClock     // the controllers' clock, which specs move forward
+	mgrClient  client.Client // the manager's cached client, with the controllers' indexes
+	ctx        context.Context
+	cancel     context.CancelFunc
+	testEnv    *envtest.Environment
+	cfg        *rest.Config
+	k8sClient  client.Client
 )
 
 func TestControllers(t *testing.T) {
@@ -80,7 +83,8 @@ var _ = BeforeSuite(func() {
 	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid())),
 		Rekor: tlog.RekorOptions{Attempts: 1}}
 	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
-	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule})).To(Succeed())
+	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now})).To(Succeed())
+	mgrClient = mgr.GetClient()
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
@@ -100,6 +104,21 @@ var _ = AfterSuite(func() {
 	By("stopping the API server")
 	Expect(testEnv.Stop()).To(Succeed())
 })
+
+// testClock is the wall clock moved forward by what specs step it, so that a spec can
+// make an anchor run due without waiting through its interval.
+type testClock struct {
+	offset atomic.Int64 // nanoseconds
+}
+
+// Now is the controllers' time.
+func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Step moves the clock forward by d until the spec ends.
+func (c *testClock) Step(d time.Duration) {
+	c.offset.Add(int64(d))
+	DeferCleanup(func() { c.offset.Add(-int64(d)) })
+}
 
 // newNamespace creates a namespace for one spec and deletes it when the spec ends.
 func newNamespace() string {

@@ -92,4 +92,13 @@ const (
 	// ReasonDeletionRefused means a CrossAnchor was deleted while its Federation exists;
 	// it is kept, as a record, until the Federation is deleted.
 	ReasonDeletionRefused = "DeletionRefused"
+	// ReasonUntrusted means a CrossAnchor is not the federation's: its anchorID is not its
+	// name, its hash does not recompute from its participants and anchoredAt, or its
+	// federationSignature does not verify under a key of the Federation's key history. It
+	// is Rejected: never logged, adopted, counted, re-signed or turned into a receipt.
+	ReasonUntrusted = "Untrusted"
+	// ReasonPendingLimitExceeded means the operator already has spec.maxPendingPerOperator
+	// accepted submissions waiting for a cross-anchor; the submission is refused and can be
+	// sent again once an anchor has covered them.
+	ReasonPendingLimitExceeded = "PendingLimitExceeded"
 )

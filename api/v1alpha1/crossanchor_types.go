@@ -5,7 +5,7 @@ import (
 )
 
 // CrossAnchorPhase is how far a cross-anchor has got into the transparency log.
-// +kubebuilder:validation:Enum=PendingTLog;Anchored
+// +kubebuilder:validation:Enum=PendingTLog;Anchored;Rejected
 type CrossAnchorPhase string
 
 const (
@@ -13,6 +13,10 @@ const (
 	PhasePendingTLog CrossAnchorPhase = "PendingTLog"
 	// PhaseAnchored means recorded in the log; status.logEntry and status.inclusionProof are set.
 	PhaseAnchored CrossAnchorPhase = "Anchored"
+	// PhaseAnchorRejected means the federation did not make this record: its hash does not
+	// recompute, or its signature does not verify under a key of the Federation's key
+	// history. It is never logged, adopted, counted or turned into a receipt.
+	PhaseAnchorRejected CrossAnchorPhase = "Rejected"
 )
 
 // Participant is one operator's contribution to a cross-anchor.
@@ -24,6 +28,14 @@ type Participant struct {
 	// chainSignature is the chain_signature of its latest pending submission.
 	// +required
 	ChainSignature Hash `json:"chainSignature"`
+
+	// lastSeq is the last_seq of that submission: the anchor covers every accepted
+	// submission of the operator that ends at or before it. It is not part of the signed
+	// receipt; the Submission controller checks it against the submission whose
+	// chainSignature the anchor binds before it relies on it.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	LastSeq int64 `json:"lastSeq"`
 }
 
 // CrossAnchorSpec is the signed record of one cross-anchor. It never changes once written.
@@ -117,7 +129,8 @@ type CrossAnchorStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// phase is PendingTLog until the log records the anchor, then Anchored.
+	// phase is PendingTLog until the log records the anchor, then Anchored; Rejected when
+	// the federation did not make it.
 	// +optional
 	Phase CrossAnchorPhase `json:"phase,omitempty"`
 
@@ -155,7 +168,7 @@ type CrossAnchorStatus struct {
 	// +optional
 	NextRetryTime *metav1.Time `json:"nextRetryTime,omitempty"`
 
-	// conditions: Ready and LogReachable.
+	// conditions: Ready (the anchor is the federation's and is in the log) and Anchored.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -172,6 +185,7 @@ type CrossAnchorStatus struct {
 // +kubebuilder:printcolumn:name="Hash",type=string,JSONPath=`.spec.crossAnchorHash`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Log Index",type=integer,JSONPath=`.status.logEntry.logIndex`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CrossAnchor struct {
 	metav1.TypeMeta `json:",inline"`

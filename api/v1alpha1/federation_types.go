@@ -67,6 +67,15 @@ type FederationSpec struct {
 	// +kubebuilder:validation:Maximum=10000
 	MinParticipants int32 `json:"minParticipants,omitempty"`
 
+	// maxPendingPerOperator bounds how many accepted submissions of one operator may wait
+	// for a cross-anchor; a submission beyond it is refused (PendingLimitExceeded) and can
+	// be sent again once an anchor has covered the others.
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxPendingPerOperator int32 `json:"maxPendingPerOperator,omitempty"`
+
 	// transparencyLog records every cross-anchor and registration.
 	// +optional
 	// +kubebuilder:default={type: embedded}

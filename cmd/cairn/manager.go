@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +22,11 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}
+			hooks, err := failpointHooks(os.Getenv(failpointEnv))
+			if err != nil {
+				return usageError{err}
+			}
+			opts.Hooks = hooks
 			cfg, err := ctrl.GetConfig()
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)

@@ -48,6 +48,8 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LogDir holds the embedded transparency logs (a PersistentVolume in a cluster).
 	LogDir string
+	// Hooks are called at the steps of an anchor, for fault tests; none in production.
+	Hooks controllers.Hooks
 }
 
 // NewOptions returns the defaults for a manager running in a cluster.
@@ -111,7 +113,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir}); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -30,6 +30,16 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
+// The failpoints of cmd/cairn/failpoint.go: CAIRN_FAILPOINT names the step of an anchor
+// at which `cairn manager` exits with status 86.
+const (
+	failpointEnv           = "CAIRN_FAILPOINT"
+	failAfterAnchorCreated = "anchor-created"
+	failAfterHalfMarked    = "half-marked"
+	failAfterLogUpload     = "log-uploaded"
+	failpointExitCode      = 86
+)
+
 // TestManagerKilledDuringAnAnchorRun kills the real manager process at each step of an
 // anchor run (a failpoint makes it exit there, as a crash would), starts a new one, and
 // expects the run finished: every submission anchored exactly once, one CrossAnchor, in
@@ -44,7 +54,7 @@ func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{controllers.FailAfterAnchorCreated, controllers.FailAfterHalfMarked, controllers.FailAfterLogUpload} {
+	for _, step := range []string{failAfterAnchorCreated, failAfterHalfMarked, failAfterLogUpload} {
 		t.Run(step, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -53,8 +63,8 @@ func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 
 			crashed := startManager(ctx, t, kubeconfig, logDir, step)
 			subs := federationWithSubmissions(ctx, t, c, ns, 4)
-			if err := crashed.Wait(); exitCode(err) != controllers.FailpointExitCode {
-				t.Fatalf("the manager with failpoint %s ended with %v, want exit status %d", step, err, controllers.FailpointExitCode)
+			if err := crashed.Wait(); exitCode(err) != failpointExitCode {
+				t.Fatalf("the manager with failpoint %s ended with %v, want exit status %d", step, err, failpointExitCode)
 			}
 
 			restarted := startManager(ctx, t, kubeconfig, logDir, "")
@@ -84,7 +94,7 @@ func startManager(ctx context.Context, t *testing.T, kubeconfig, logDir, failpoi
 	addrs := freeAddresses(t, 1)
 	cmd := exec.CommandContext(ctx, cairnBin, "manager", "--kubeconfig", kubeconfig, "--log-dir", logDir,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", addrs[0])
-	cmd.Env = append(os.Environ(), controllers.FailpointEnv+"="+failpoint)
+	cmd.Env = append(os.Environ(), failpointEnv+"="+failpoint)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -206,7 +216,11 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := controllers.Receipt(ca, key)
+	var fed fv1.Federation
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fed"}, &fed); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := controllers.Receipt(&fed, ca, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"context"
+	"crypto/ed25519"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// This file keeps a Federation's keys and its log's genesis record: the signing key,
+// read from or generated into its Secret (and rotated, keyrotation.go), its public half
+// and key history in status, and the genesis record logged once.
+
+// loadKey reads (or generates) the signing key, rotates it when spec names another
+// Secret, and publishes its public half. A Secret holding no usable key leaves the
+// Federation not ready, and a nil key.
+func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) (ed25519.PrivateKey, error) {
+	key, created, err := federationKey(ctx, r.Client, fed)
+	if err != nil {
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, err.Error())
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, "no usable signing key")
+		return nil, nil // waits for the Secret to be fixed
+	}
+	switch {
+	case created:
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyGenerated, "the signing key was generated into its Secret")
+	case !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionKeyReady)):
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key was read from its Secret")
+	}
+	if fed.Status.SigningKeySecret == "" {
+		fed.Status.SigningKeySecret = secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	}
+	if len(fed.Status.KeyHistory) == 0 {
+		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+		if err != nil {
+			return nil, err
+		}
+		fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fv1.PublicKeyPEM(pemText),
+			Fingerprint: fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey))), ValidFrom: metav1.NewTime(r.now())}}
+	}
+	if rotationPending(fed) {
+		if key, err = r.rotateKey(ctx, fed, key, evs); err != nil {
+			return nil, err
+		}
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	pemText, err := protocol.MarshalPublicKeyPEM(pub)
+	if err != nil {
+		return nil, err
+	}
+	fed.Status.PublicKeyPEM = fv1.PublicKeyPEM(pemText)
+	fed.Status.PublicKeyFingerprint = fv1.Hash(protocol.Fingerprint(pub))
+	return key, nil
+}
+
+// logGenesis opens fed's log and records the genesis record once. It reports whether
+// the log answered.
+func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) bool {
+	log, err := r.Logs.For(ctx, r.Client, fed)
+	if err == nil && fed.Status.GenesisLogEntry == nil {
+		var body []byte
+		body, err = protocol.NewRecordEntry(protocol.GenesisRecord{Type: protocol.RecordGenesis,
+			Federation: fed.Namespace + "/" + fed.Name, PublicKeyPEM: string(fed.Status.PublicKeyPEM)}, key)
+		if err == nil {
+			var e *tlog.Entry
+			if e, err = log.Upload(ctx, body); err == nil {
+				fed.Status.GenesisLogEntry = logEntryOf(e)
+			}
+		}
+	} else if err == nil && !meta.IsStatusConditionTrue(fed.Status.Conditions, string(fv1.ConditionLogReachable)) {
+		// Only to see a log come back: while it answers, every upload says so, and a
+		// Federation is reconciled on every Submission change.
+		err = log.Reachable(ctx)
+	}
+	if err != nil {
+		r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionFalse, fv1.ReasonLogUnreachable, err.Error())
+		return false
+	}
+	r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionTrue, fv1.ReasonLogReachable, "the transparency log answers")
+	return true
+}
+
+// logEntryOf is the status form of a log entry.
+func logEntryOf(e *tlog.Entry) *fv1.LogEntry {
+	at := metav1.NewTime(e.IntegratedTime)
+	return &fv1.LogEntry{LogIndex: e.Index, UUID: e.UUID, URL: e.URL, IntegratedTime: &at}
+}
+

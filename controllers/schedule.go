@@ -1,0 +1,58 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// This file schedules a Federation's anchor runs: when the next one is due, and the
+// counts of operators and pending submissions that the pending threshold reads.
+
+// dueAt is when the next anchor run is due: the time status names, if a run (with or
+// without an anchor) set it after the last anchor under the current spec; else an
+// interval after the last anchor, or after the Federation's creation.
+func (r *FederationReconciler) dueAt(fed *fv1.Federation) time.Time {
+	base := fed.CreationTimestamp.Time
+	if fed.Status.LastAnchor != nil {
+		base = fed.Status.LastAnchor.AnchoredAt.Time
+	}
+	if next := fed.Status.NextAnchorTime; next != nil && next.After(base) && fed.Status.ObservedGeneration == fed.Generation {
+		return next.Time
+	}
+	return base.Add(fed.Spec.AnchorInterval.Duration)
+}
+
+// count sets the numbers of Active operators, of all operators, and of the pending
+// submissions that the last anchor does not cover (it may not be marked on them yet),
+// from the cache.
+func (r *FederationReconciler) count(ctx context.Context, fed *fv1.Federation) error {
+	var ops fv1.FederationOperatorList
+	if err := r.List(ctx, &ops, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	fed.Status.OperatorCount, fed.Status.TotalOperators = 0, int32(len(ops.Items))
+	for _, o := range ops.Items {
+		if o.Status.Phase == fv1.PhaseActive {
+			fed.Status.OperatorCount++
+		}
+	}
+	pending, err := pendingSubmissions(ctx, r.Client, fed.Namespace)
+	if err != nil {
+		return err
+	}
+	last, err := r.lastAnchor(ctx, r.Client, fed)
+	if err != nil {
+		last = nil // not in the cache yet: count every pending submission
+	}
+	fed.Status.PendingCount = 0
+	for i := range pending {
+		if last == nil || !covers(last, &pending[i]) {
+			fed.Status.PendingCount++
+		}
+	}
+	return nil
+}

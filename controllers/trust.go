@@ -1,0 +1,166 @@
+package controllers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// This file decides whether the federation made a CrossAnchor. Anyone who can create a
+// CrossAnchor (the admission policy in config/admission allows only the manager, but a
+// cluster may lack it) can write any spec, so nothing is uploaded, adopted as the last
+// anchor, counted for naming or key rotation, re-signed, marked from or turned into a
+// receipt unless it passes trustAnchor. The anchor's status is never consulted: it is
+// the controllers' memory, not evidence. The keys come from the Federation's key history,
+// which only the manager writes (the admission policy refuses status writes by others).
+
+// errUntrusted means a CrossAnchor is not a record the federation made.
+var errUntrusted = errors.New("not a cross-anchor the federation made")
+
+// anchorVerdict is what verifying one CrossAnchor's spec found: the key whose signature
+// verified, or why it did not.
+type anchorVerdict struct {
+	keyPEM fv1.PublicKeyPEM
+	err    error
+}
+
+// anchorTrust verifies CrossAnchors and remembers the verdicts. A spec is immutable (and
+// a change would bump its generation), so a verdict holds for a UID and generation; the
+// key it names is checked against the Federation's key history on every use, since that
+// history can grow. The zero value verifies without remembering; a nil *anchorTrust too.
+type anchorTrust struct {
+	mu       sync.Mutex
+	verdicts map[anchorVersion]anchorVerdict
+}
+
+type anchorVersion struct {
+	uid        types.UID
+	generation int64
+}
+
+// trustAnchor returns nil when ca is fed's: its anchorID is its name, its participants
+// are in strictly ascending operator ID order with a positive lastSeq each, its hash
+// recomputes from them and anchoredAt, and its federationSignature verifies over the
+// receipt payload under federationPublicKeyPEM, a key of fed's key history. Otherwise the
+// error wraps errUntrusted and says which check failed (never the value that would have
+// passed).
+func (t *anchorTrust) trustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+	v := t.verdict(ca)
+	if v.err != nil {
+		return v.err
+	}
+	if keyIndex(fed, v.keyPEM) < 0 {
+		return fmt.Errorf("%w: CrossAnchor %s is signed by a key that is not in Federation %s's key history", errUntrusted, ca.Name, fed.Name)
+	}
+	return nil
+}
+
+// known reports whether a verdict on the anchor with uid at generation is remembered,
+// and if so whether trustAnchor would pass it: a verdict from its metadata alone.
+func (t *anchorTrust) known(fed *fv1.Federation, uid types.UID, generation int64) (trusted, ok bool) {
+	if t == nil {
+		return false, false
+	}
+	t.mu.Lock()
+	v, ok := t.verdicts[anchorVersion{uid, generation}]
+	t.mu.Unlock()
+	return ok && v.err == nil && keyIndex(fed, v.keyPEM) >= 0, ok
+}
+
+// verdict verifies ca's spec, or returns the verdict remembered for it.
+func (t *anchorTrust) verdict(ca *fv1.CrossAnchor) anchorVerdict {
+	version := anchorVersion{ca.UID, ca.Generation}
+	if t != nil && ca.UID != "" {
+		t.mu.Lock()
+		v, ok := t.verdicts[version]
+		t.mu.Unlock()
+		if ok {
+			return v
+		}
+	}
+	v := anchorVerdict{keyPEM: ca.Spec.FederationPublicKeyPEM, err: verifyAnchorSpec(ca)}
+	if t != nil && ca.UID != "" {
+		t.mu.Lock()
+		if t.verdicts == nil {
+			t.verdicts = map[anchorVersion]anchorVerdict{}
+		}
+		t.verdicts[version] = v
+		t.mu.Unlock()
+	}
+	return v
+}
+
+// remember records that ca, which this process signed and created, is trusted.
+func (t *anchorTrust) remember(ca *fv1.CrossAnchor) {
+	if t == nil || ca.UID == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.verdicts == nil {
+		t.verdicts = map[anchorVersion]anchorVerdict{}
+	}
+	t.verdicts[anchorVersion{ca.UID, ca.Generation}] = anchorVerdict{keyPEM: ca.Spec.FederationPublicKeyPEM}
+}
+
+// verifyAnchorSpec checks everything about ca's spec but whose key signed it.
+func verifyAnchorSpec(ca *fv1.CrossAnchor) error {
+	if string(ca.Spec.AnchorID) != ca.Name {
+		return fmt.Errorf("%w: CrossAnchor %s names anchor %s", errUntrusted, ca.Name, ca.Spec.AnchorID)
+	}
+	for _, p := range ca.Spec.Participants {
+		if p.LastSeq < 1 {
+			return fmt.Errorf("%w: CrossAnchor %s gives operator %s no lastSeq", errUntrusted, ca.Name, p.OperatorID)
+		}
+	}
+	pub, err := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
+	if err != nil {
+		return fmt.Errorf("%w: CrossAnchor %s: federationPublicKeyPEM: %w", errUntrusted, ca.Name, err)
+	}
+	raw, err := json.Marshal(anchorReceipt(ca))
+	if err != nil {
+		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+	}
+	if _, err := protocol.VerifyReceipt(raw, pub); err != nil {
+		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, withoutValues(err))
+	}
+	return nil
+}
+
+// withoutValues keeps err's meaning but drops a mismatch's recomputed value: a forger
+// must not learn the hash that would have passed.
+func withoutValues(err error) error {
+	var mismatch *protocol.MismatchError
+	if errors.As(err, &mismatch) {
+		return fmt.Errorf("%s does not recompute from the record", mismatch.Field)
+	}
+	return err
+}
+
+// anchorReceipt is the receipt ca's federationSignature signs: the anchor's record
+// before any log entry.
+func anchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
+	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
+		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), FederationSignature: string(ca.Spec.FederationSignature)}
+	r.ParticipatingOperators = make([]protocol.Participant, len(ca.Spec.Participants))
+	for i, p := range ca.Spec.Participants {
+		r.ParticipatingOperators[i] = protocol.Participant{OperatorID: string(p.OperatorID), ChainSignature: string(p.ChainSignature)}
+	}
+	return r
+}
+
+// keyIndex returns the position of the key pemText in fed's key history, or -1.
+func keyIndex(fed *fv1.Federation, pemText fv1.PublicKeyPEM) int {
+	for i, k := range fed.Status.KeyHistory {
+		if k.PublicKeyPEM == pemText {
+			return i
+		}
+	}
+	return -1
+}

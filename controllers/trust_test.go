@@ -1,0 +1,125 @@
+package controllers
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// signedAnchor returns a CrossAnchor as an anchor run makes it, signed by key, and a
+// Federation whose key history holds key.
+func signedAnchor(t *testing.T, key ed25519.PrivateKey) (*fv1.Federation, *fv1.CrossAnchor) {
+	t.Helper()
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Name: "anchor-20261124-001", UID: "uid-1", Generation: 1}}
+	ca.Spec.AnchorID = "anchor-20261124-001"
+	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(time.Date(2026, 11, 24, 3, 0, 0, 7, time.UTC))
+	ca.Spec.Participants = []fv1.Participant{
+		{OperatorID: "op_00000000000000a1", ChainSignature: fv1.Hash(strings.Repeat("a1", 32)), LastSeq: 10},
+		{OperatorID: "op_00000000000000b2", ChainSignature: fv1.Hash(strings.Repeat("b2", 32)), LastSeq: 3},
+	}
+	r := anchorReceipt(ca)
+	var err error
+	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := protocol.SignReceipt(&r, key); err != nil {
+		t.Fatal(err)
+	}
+	ca.Spec.CrossAnchorHash, ca.Spec.FederationSignature = fv1.Hash(r.CrossAnchorHash), fv1.Signature(r.FederationSignature)
+	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
+	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Name: "fed"}}
+	fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: ca.Spec.FederationPublicKeyPEM}}
+	return fed, ca
+}
+
+// TestTrustAnchor plays the forger: each change of a signed anchor that an attacker with
+// create rights could make is refused, and the refusal never states the value that
+// would have passed.
+func TestTrustAnchor(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	other := ed25519.NewKeyFromSeed([]byte(strings.Repeat("x", ed25519.SeedSize)))
+	otherPEM, err := protocol.MarshalPublicKeyPEM(other.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		change func(*fv1.Federation, *fv1.CrossAnchor)
+		want   string // "" for trusted
+	}{
+		"as signed": {func(*fv1.Federation, *fv1.CrossAnchor) {}, ""},
+		"a junk signature": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
+			ca.Spec.FederationSignature = fv1.Signature(base64.StdEncoding.EncodeToString(make([]byte, 64)))
+		}, "federation_signature"},
+		"another participant's chain signature": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
+			ca.Spec.Participants[1].ChainSignature = fv1.Hash(strings.Repeat("c3", 32))
+		}, "cross_anchor_hash does not recompute"},
+		"an edited anchoredAt": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
+			ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(time.Date(2026, 11, 24, 3, 0, 0, 8, time.UTC))
+		}, "cross_anchor_hash does not recompute"},
+		"participants out of order": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
+			p := ca.Spec.Participants
+			p[0], p[1] = p[1], p[0]
+		}, "participating_operators"},
+		"renamed": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) { ca.Name = "anchor-20991231-999" }, "names anchor"},
+		"no lastSeq": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) { ca.Spec.Participants[0].LastSeq = 0 }, "no lastSeq"},
+		"signed by a key the Federation never held": {func(fed *fv1.Federation, _ *fv1.CrossAnchor) {
+			fed.Status.KeyHistory[0].PublicKeyPEM = fv1.PublicKeyPEM(otherPEM)
+		}, "not in Federation fed's key history"},
+		"re-signed by another key": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
+			ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(otherPEM)
+		}, "federation_signature"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			fed, ca := signedAnchor(t, key)
+			c.change(fed, ca)
+			err := (&anchorTrust{}).trustAnchor(fed, ca)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused a signed anchor: %v", err)
+			case c.want == "":
+				return
+			case !errors.Is(err, errUntrusted):
+				t.Fatalf("got %v, want an error wrapping errUntrusted", err)
+			case !strings.Contains(err.Error(), c.want):
+				t.Errorf("got %q, want it to say %q", err, c.want)
+			}
+			want, _ := protocol.CrossAnchorHash(anchorReceipt(ca).ParticipatingOperators, ca.Spec.AnchoredAt)
+			if want != "" && strings.Contains(err.Error(), want) {
+				t.Errorf("the refusal states the hash that would have passed: %v", err)
+			}
+		})
+	}
+}
+
+// TestTrustAnchorRemembers checks that a verdict is kept per UID and generation, and that
+// the key history is consulted on every use.
+func TestTrustAnchorRemembers(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	fed, ca := signedAnchor(t, key)
+	trust := &anchorTrust{}
+	if err := trust.trustAnchor(fed, ca); err != nil {
+		t.Fatal(err)
+	}
+	if trusted, ok := trust.known(fed, ca.UID, ca.Generation); !ok || !trusted {
+		t.Fatalf("known: trusted %v, remembered %v", trusted, ok)
+	}
+	if _, ok := trust.known(fed, ca.UID, ca.Generation+1); ok {
+		t.Error("a verdict outlived a change of generation")
+	}
+	fed.Status.KeyHistory = nil
+	if trusted, _ := trust.known(fed, ca.UID, ca.Generation); trusted {
+		t.Error("a remembered verdict ignored the key history")
+	}
+	if err := trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
+		t.Errorf("with the key gone from the history: %v", err)
+	}
+}
