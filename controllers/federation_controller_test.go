@@ -222,7 +222,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		at, err := protocol.ParseAnchoredAt(crossAnchors(ns)[0].Spec.AnchoredAt)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(at).To(BeTemporally(">=", fed.CreationTimestamp.Add(time.Minute)))
-		Eventually(func() time.Time { return federationStatus(fed)().NextAnchorTime.Time }).Should(BeTemporally("~", at.Add(time.Minute), time.Second))
+		Eventually(func() time.Time { return federationStatus(fed)().NextAnchorTime.Time }).Should(BeTemporally("~", at.Add(time.Minute), 2*time.Second))
 	})
 
 	It("keeps an anchor PendingTLog while the log is down, retrying on the schedule, and completes it after restart", func() {

@@ -182,6 +182,7 @@ func participants(n int) []fv1.Participant {
 		ps[i] = fv1.Participant{
 			OperatorID:     fv1.OperatorID(fmt.Sprintf("op_%016x", i)),
 			ChainSignature: fv1.Hash(strings.Repeat(fmt.Sprintf("%08x", i), 8)),
+			LastSeq:        int64(i) + 1_000_000_000,
 		}
 	}
 	return ps
