@@ -65,7 +65,9 @@ const (
 	// ReasonRegistered means an operator's key and proof of possession verified and the key
 	// is its own.
 	ReasonRegistered = "Registered"
-	// ReasonDuplicateKey means another operator registered the same public key first.
+	// ReasonDuplicateKey means another operator holds, or once held, the public key (every
+	// key in its status.keyHistory counts, withdrawn operators included): a registration is
+	// Rejected, a key rotation refused and the current key kept.
 	ReasonDuplicateKey = "DuplicateKey"
 	// ReasonWithdrawalInvalid means spec.withdrawal does not verify (signature, or at more
 	// than five minutes from the controller's clock); the operator stays as it was.

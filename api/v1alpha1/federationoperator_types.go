@@ -66,7 +66,8 @@ type FederationOperatorSpec struct {
 
 	// keyRotation moves a registered operator to the key now in publicKeyPEM: change
 	// publicKeyPEM and set keyRotation in the same apply. Without a keyRotation that both
-	// keys signed, a changed publicKeyPEM is refused and the current key stays.
+	// keys signed, a changed publicKeyPEM is refused and the current key stays; so is a key
+	// that this or any other operator holds or ever held.
 	// +optional
 	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
 }
