@@ -124,6 +124,42 @@ var _ = Describe("Operator identity", func() {
 		}
 		Eventually(func() []string { return eventReasons(ns, "b") }).Should(ContainElement(fv1.ReasonDuplicateKey))
 	})
+
+	It("refuses to choose between two objects claiming one operator ID", func() {
+		victim := newTestOperator(99, "Claimed Org")
+		register(victim, "victim")
+
+		By("a Rejected object naming the ID is never a claimant")
+		liar := victim.object(ns, "liar")
+		liar.Spec.OrgName = "Someone Else"
+		Expect(k8sClient.Create(ctx, liar)).To(Succeed())
+		Eventually(operatorStatus(ns, "liar")).Should(And(WithTransform(phase, Equal(fv1.PhaseRejected)),
+			WithTransform(func(s fv1.FederationOperatorStatus) fv1.OperatorID { return s.OperatorID }, Equal(victim.id()))))
+		Expect(k8sClient.Create(ctx, victim.submission(ns, "honest", victim.next(0, 10)))).To(Succeed())
+		Eventually(submissionStatus(ns, "honest")).Should(WithTransform(verdict, Equal(accepted)))
+
+		By("an Active object whose status claims the victim's ID, as if the registration check had failed")
+		twin := newTestOperator(100, "Twin Org")
+		register(twin, "twin")
+		var fo fv1.FederationOperator
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "twin"}, &fo)).To(Succeed())
+			fo.Status.OperatorID = victim.id()
+			// The controller writes observedGeneration back from the manager's cache: then
+			// that cache, which the Submission controller shares, holds this status.
+			fo.Status.ObservedGeneration = 0
+			return k8sClient.Status().Update(ctx, &fo)
+		})).To(Succeed())
+		Eventually(operatorStatus(ns, "twin")).Should(observed(fo.Generation))
+		Expect(operatorStatus(ns, "twin")().OperatorID).To(Equal(victim.id()))
+
+		forged := twin.submission(ns, "twin-key", victim.next(10, 5))
+		forged.Spec.OperatorID = victim.id()
+		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
+		Eventually(submissionStatus(ns, "twin-key")).Should(WithTransform(verdict, Equal("SignatureVerified=False/OperatorAmbiguous")))
+		Eventually(func() []string { return eventReasons(ns, "twin-key") }).Should(ContainElement(fv1.ReasonOperatorAmbiguous))
+		Expect(operatorStatus(ns, "victim")().Head.Submission).To(Equal("honest"))
+	})
 })
 
 // observed matches an operator status that describes generation gen: a sign the

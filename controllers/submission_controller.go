@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +67,7 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		_, err := r.markIfCovered(ctx, &sub)
 		return ctrl.Result{}, err
 	}
-	op, err := r.operator(ctx, &sub)
+	op, ambiguous, err := r.operator(ctx, &sub)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -73,6 +75,9 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	var ev *event
 	var retry time.Duration
 	switch {
+	case ambiguous != "":
+		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorAmbiguous, ambiguous)
+		ev = &event{corev1.EventTypeWarning, fv1.ReasonOperatorAmbiguous, "Verify", ambiguous}
 	case op == nil:
 		setSubmissionCondition(&sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown,
 			fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID))
@@ -113,22 +118,32 @@ func done(sub *fv1.Submission) bool {
 	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
 }
 
-// operator returns the Active (or else Withdrawn) operator sub names, or nil.
-func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (*fv1.FederationOperator, error) {
+// operator returns the operator sub names by status.operatorID when it is Active or
+// Withdrawn, else nil. Rejected objects are never considered: register records the ID
+// of a key before it checks the proof. When more than one object that is not Rejected
+// claims the ID, the federation does not choose one: ambiguous says which claim it, and
+// op is nil. The FederationOperator controller keeps IDs unique; this is the second wall.
+func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (op *fv1.FederationOperator, ambiguous string, err error) {
 	var ops fv1.FederationOperatorList
 	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var withdrawn *fv1.FederationOperator
-	for i := range ops.Items {
-		switch ops.Items[i].Status.Phase {
-		case fv1.PhaseActive:
-			return &ops.Items[i], nil
-		case fv1.PhaseWithdrawn:
-			withdrawn = &ops.Items[i]
+	claims := slices.DeleteFunc(ops.Items, func(o fv1.FederationOperator) bool {
+		return o.Status.Phase == fv1.PhaseRejected || o.Status.OperatorID != sub.Spec.OperatorID
+	})
+	switch {
+	case len(claims) > 1:
+		names := make([]string, len(claims))
+		for i := range claims {
+			names[i] = claims[i].Name
 		}
+		slices.Sort(names)
+		return nil, fmt.Sprintf("FederationOperators %s all claim operatorID %s; the federation does not choose between them",
+			strings.Join(names, ", "), sub.Spec.OperatorID), nil
+	case len(claims) == 1 && (claims[0].Status.Phase == fv1.PhaseActive || claims[0].Status.Phase == fv1.PhaseWithdrawn):
+		return &claims[0], "", nil
 	}
-	return withdrawn, nil
+	return nil, "", nil
 }
 
 // verify checks sub against op and, when it passes, makes it op's head.

@@ -81,6 +81,10 @@ const (
 	// ReasonKeyRotationWaiting means the federation key rotation waits for every
 	// cross-anchor signed by the old key to be in the log.
 	ReasonKeyRotationWaiting = "KeyRotationWaiting"
+	// ReasonOperatorAmbiguous means more than one FederationOperator that is not Rejected
+	// claims a submission's operatorID; the federation refuses the submission rather than
+	// pick one. It is final: remove the object that should not hold the ID, then submit again.
+	ReasonOperatorAmbiguous = "OperatorAmbiguous"
 	// ReasonOperatorUnknown means a submission names an operator that is not registered and
 	// Active in the namespace; it is retried.
 	ReasonOperatorUnknown = "OperatorUnknown"
