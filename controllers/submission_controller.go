@@ -158,7 +158,7 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		"the export header is signed by the operator's current key")
 
 	head := op.Status.Head
-	if head != nil && head.Submission == sub.Name {
+	if isHead(head, sub) {
 		r.accept(sub, "") // accepted before the status write failed or was lost
 		return nil, nil
 	}
@@ -173,13 +173,34 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		previous = head.Submission
 	}
 	op.Status.Head = &fv1.SubmissionHead{Submission: sub.Name, LastSeq: sub.Spec.LastSeq, LastHMACHash: sub.Spec.LastHMACHash,
-		EntryCount: sub.Spec.EntryCount, AcceptedAt: metav1.NewTime(r.now())}
+		EntryCount: sub.Spec.EntryCount, ChainSignature: sub.Spec.ChainSignature, UID: string(sub.UID), AcceptedAt: metav1.NewTime(r.now())}
 	if err := r.Status().Update(ctx, op); err != nil {
 		return nil, err
 	}
 	r.accept(sub, previous)
 	return &event{corev1.EventTypeNormal, fv1.ReasonVerified, "Verify",
 		fmt.Sprintf("accepted seq %d..%d (entry count %d)", sub.Spec.FirstSeq, sub.Spec.LastSeq, sub.Spec.EntryCount)}, nil
+}
+
+// isHead reports whether head records sub itself, accepted before sub's own status write
+// failed or was lost. A name is not enough: a Submission can be deleted and another made
+// under its name, which normal continuity then refuses.
+//
+// A head written before heads had uid and chainSignature is compared on the fields it
+// has: name, lastSeq, lastHMACHash and entryCount. That is safe because sub's header is
+// signed by the operator's current key (checkSignature ran first) and an hmac_hash binds
+// the whole chain through its seq: a submission ending at the head's lastSeq with its
+// lastHMACHash and entry count claims nothing the head did not (its chain_signature is
+// the HMAC of those two), while a fork changes some hash up to lastSeq and so the last
+// one. Such a submission is accepted in place and the head does not move; the next
+// acceptance writes a head with every field.
+func isHead(head *fv1.SubmissionHead, sub *fv1.Submission) bool {
+	if head == nil || head.Submission != sub.Name || head.LastSeq != sub.Spec.LastSeq ||
+		head.LastHMACHash != sub.Spec.LastHMACHash || head.EntryCount != sub.Spec.EntryCount {
+		return false
+	}
+	return (head.UID == "" || head.UID == string(sub.UID)) &&
+		(head.ChainSignature == "" || head.ChainSignature == sub.Spec.ChainSignature)
 }
 
 // accept records that sub continues previous ("" for the operator's first).

@@ -105,6 +105,17 @@ type SubmissionHead struct {
 	// +required
 	LastHMACHash Hash `json:"lastHMACHash"`
 
+	// chainSignature is its chain_signature. Heads written before this field existed lack
+	// it.
+	// +optional
+	ChainSignature Hash `json:"chainSignature,omitempty"`
+
+	// uid is the Submission's metadata.uid: a Submission deleted and made again under the
+	// same name is another submission. Heads written before this field existed lack it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	UID string `json:"uid,omitempty"`
+
 	// entryCount is the chain's length through lastSeq.
 	// +required
 	// +kubebuilder:validation:Minimum=1
