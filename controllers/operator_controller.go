@@ -1,12 +1,10 @@
 package controllers
 
 import (
-	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,19 +16,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// operatorKeyIndex indexes FederationOperators by the operator ID of spec.publicKeyPEM, so
-// the owner of a key is found without listing every operator.
-const operatorKeyIndex = "spec.publicKeyPEM.operatorID"
-
 // FederationOperatorReconciler registers operators applied with kubectl (or created by the
 // API): it verifies the proof of possession, assigns operator_id from the key, rejects a
-// key another operator holds, and applies a signed withdrawal.
+// key another operator holds or ever held (operator_identity.go), and applies a signed key
+// rotation or withdrawal.
 type FederationOperatorReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -53,7 +47,9 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 	var err error
 	switch fo.Status.Phase {
 	case fv1.PhaseActive:
-		event = r.update(&fo)
+		if event, err = r.update(ctx, &fo); err != nil {
+			return ctrl.Result{}, err
+		}
 	case fv1.PhaseWithdrawn, fv1.PhaseSuspended:
 	default:
 		if event, err = r.register(ctx, &fo); err != nil {
@@ -90,12 +86,13 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil {
 		return r.reject(fo, fv1.ReasonSignatureInvalid, fmt.Sprintf("proofOfPossession: %v", err)), nil
 	}
-	owner, err := r.keyOwner(ctx, fo.Namespace, string(fo.Status.OperatorID))
+	holder, err := r.keyHolder(ctx, fo, string(fo.Status.OperatorID))
 	if err != nil {
 		return nil, err
 	}
-	if owner != nil && owner.Name != fo.Name {
-		return r.reject(fo, fv1.ReasonDuplicateKey, fmt.Sprintf("operator %s already registered this key", owner.Name)), nil
+	if holder != nil {
+		return r.reject(fo, fv1.ReasonDuplicateKey, describeHolder(holder)+
+			" holds or once held this key, and an operator ID is never registered twice"), nil
 	}
 	now := metav1.NewTime(r.now())
 	fo.Status.Phase = fv1.PhaseActive
@@ -111,15 +108,15 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 
 // update applies, to an Active operator, a key rotation (a changed publicKeyPEM) or a
 // withdrawal.
-func (r *FederationOperatorReconciler) update(fo *fv1.FederationOperator) *event {
+func (r *FederationOperatorReconciler) update(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
 	current := currentKey(fo)
 	if fo.Spec.PublicKeyPEM != current.PublicKeyPEM {
-		return r.rotate(fo, current)
+		return r.rotate(ctx, fo, current)
 	}
 	if fo.Spec.Withdrawal != nil {
-		return r.withdraw(fo, mustKey(current.PublicKeyPEM))
+		return r.withdraw(fo, mustKey(current.PublicKeyPEM)), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // mustKey parses a key the API server's validation and the controller have both
@@ -134,8 +131,9 @@ func currentKey(fo *fv1.FederationOperator) *fv1.KeyRecord {
 	return &fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1]
 }
 
-// rotate moves fo to the key in its spec, if spec.keyRotation is signed by both keys.
-func (r *FederationOperatorReconciler) rotate(fo *fv1.FederationOperator, current *fv1.KeyRecord) *event {
+// rotate moves fo to the key in its spec, if spec.keyRotation is signed by both keys and
+// no operator, fo included, ever held the new key.
+func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.FederationOperator, current *fv1.KeyRecord) (*event, error) {
 	currentPub := mustKey(current.PublicKeyPEM)
 	var newPub ed25519.PublicKey
 	err := errors.New("publicKeyPEM changed without a keyRotation")
@@ -145,10 +143,18 @@ func (r *FederationOperatorReconciler) rotate(fo *fv1.FederationOperator, curren
 		}.Verify(currentPub, r.now())
 	}
 	if err != nil {
-		msg := fmt.Sprintf("key rotation refused, the current key stays: %v", err)
-		meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
-			Status: metav1.ConditionFalse, Reason: fv1.ReasonKeyRotationInvalid, Message: msg, ObservedGeneration: fo.Generation})
-		return &event{corev1.EventTypeWarning, fv1.ReasonKeyRotationInvalid, "RotateKey", msg}
+		return refuseRotation(fo, fv1.ReasonKeyRotationInvalid, err.Error()), nil
+	}
+	newID := protocol.OperatorID(newPub)
+	if heldKey(fo, newID) {
+		return refuseRotation(fo, fv1.ReasonKeyRotationInvalid, "this operator held the new key before, and a key rotated out never comes back"), nil
+	}
+	holder, err := r.keyHolder(ctx, fo, newID)
+	if err != nil {
+		return nil, err
+	}
+	if holder != nil {
+		return refuseRotation(fo, fv1.ReasonDuplicateKey, describeHolder(holder)+" holds or once held the new key"), nil
 	}
 	now := metav1.NewTime(r.now())
 	current.ValidUntil = &now
@@ -156,7 +162,16 @@ func (r *FederationOperatorReconciler) rotate(fo *fv1.FederationOperator, curren
 		Fingerprint: fv1.Hash(protocol.Fingerprint(newPub)), ValidFrom: now})
 	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
 		Status: metav1.ConditionTrue, Reason: fv1.ReasonKeyRotated, Message: "rotated to " + protocol.Fingerprint(newPub), ObservedGeneration: fo.Generation})
-	return &event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key with fingerprint " + protocol.Fingerprint(newPub)}
+	return &event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key with fingerprint " + protocol.Fingerprint(newPub)}, nil
+}
+
+// refuseRotation records on fo that its key rotation is refused for reason; the current
+// key stays.
+func refuseRotation(fo *fv1.FederationOperator, reason, why string) *event {
+	msg := "key rotation refused, the current key stays: " + why
+	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
+		Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: fo.Generation})
+	return &event{corev1.EventTypeWarning, reason, "RotateKey", msg}
 }
 
 // logRecords logs what fo's status says happened and the log does not hold yet: the
@@ -199,30 +214,6 @@ func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.F
 	return 0
 }
 
-// keyOwner returns the operator that holds the key of operatorID: of those whose proof of
-// possession verifies, the first created (by name on a tie). Nil when there is none.
-func (r *FederationOperatorReconciler) keyOwner(ctx context.Context, namespace, operatorID string) (*fv1.FederationOperator, error) {
-	var same fv1.FederationOperatorList
-	if err := r.List(ctx, &same, client.InNamespace(namespace), client.MatchingFields{operatorKeyIndex: operatorID}); err != nil {
-		return nil, err
-	}
-	holders := slices.DeleteFunc(same.Items, func(o fv1.FederationOperator) bool {
-		switch o.Status.Phase {
-		case fv1.PhaseActive, fv1.PhaseSuspended, fv1.PhaseWithdrawn: // registered: holds the key it rotated to too
-			return false
-		}
-		pub, err := protocol.ParsePublicKeyPEM([]byte(o.Spec.PublicKeyPEM))
-		return err != nil || protocol.VerifyRegistration(pub, o.Spec.OrgName, string(o.Spec.ProofOfPossession)) != nil
-	})
-	if len(holders) == 0 {
-		return nil, nil
-	}
-	first := slices.MinFunc(holders, func(a, b fv1.FederationOperator) int {
-		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
-	})
-	return &first, nil
-}
-
 // withdraw applies a verified withdrawal; an invalid one leaves fo Active with a condition
 // saying why.
 func (r *FederationOperatorReconciler) withdraw(fo *fv1.FederationOperator, pub ed25519.PublicKey) *event {
@@ -258,17 +249,11 @@ func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator,
 	}
 }
 
-// SetupWithManager indexes operators by key and watches them; when an operator changes,
-// the others holding the same key are reconciled too (a rejected duplicate may become
-// the holder when the first is deleted).
+// SetupWithManager indexes operators by every key they hold or held and watches them;
+// when an operator changes, the others indexed under its keys are reconciled too (a
+// rejected duplicate may become the holder when the first is deleted).
 func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, operatorKeyIndex, func(o client.Object) []string {
-		pub, err := protocol.ParsePublicKeyPEM([]byte(o.(*fv1.FederationOperator).Spec.PublicKeyPEM))
-		if err != nil {
-			return nil
-		}
-		return []string{protocol.OperatorID(pub)}
-	}); err != nil {
+	if err := indexOperatorKeys(ctx, mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -276,23 +261,4 @@ func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).
 		Named("federationoperator").
 		Complete(r)
-}
-
-// sameKey maps an operator to the other operators with its key.
-func (r *FederationOperatorReconciler) sameKey(ctx context.Context, o client.Object) []reconcile.Request {
-	pub, err := protocol.ParsePublicKeyPEM([]byte(o.(*fv1.FederationOperator).Spec.PublicKeyPEM))
-	if err != nil {
-		return nil
-	}
-	var same fv1.FederationOperatorList
-	if err := r.List(ctx, &same, client.InNamespace(o.GetNamespace()), client.MatchingFields{operatorKeyIndex: protocol.OperatorID(pub)}); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, s := range same.Items {
-		if s.Name != o.GetName() {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
-		}
-	}
-	return reqs
 }

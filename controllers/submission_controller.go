@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,11 +93,13 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // judge reaches sub's verdict, in its status: it returns the Event that tells of it, or
 // how soon to look again when the operator is not registered yet.
 func (r *SubmissionReconciler) judge(ctx context.Context, sub *fv1.Submission) (*event, time.Duration, error) {
-	op, err := r.operator(ctx, sub)
+	op, ambiguous, err := r.operator(ctx, sub)
 	if err != nil {
 		return nil, 0, err
 	}
 	switch {
+	case ambiguous != "":
+		return refuse(sub, fv1.ConditionSignatureVerified, fv1.ReasonOperatorAmbiguous, ambiguous), 0, nil
 	case op == nil:
 		msg := fmt.Sprintf("no Active FederationOperator with operatorID %s in this namespace", sub.Spec.OperatorID)
 		setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionFalse, fv1.ReasonOperatorUnknown, msg)
@@ -128,22 +132,32 @@ func done(sub *fv1.Submission) bool {
 	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
 }
 
-// operator returns the Active (or else Withdrawn) operator sub names, or nil.
-func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (*fv1.FederationOperator, error) {
+// operator returns the operator sub names by status.operatorID when it is Active or
+// Withdrawn, else nil. Rejected objects are never considered: register records the ID
+// of a key before it checks the proof. When more than one object that is not Rejected
+// claims the ID, the federation does not choose one: ambiguous says which claim it, and
+// op is nil. The FederationOperator controller keeps IDs unique; this is the second wall.
+func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (op *fv1.FederationOperator, ambiguous string, err error) {
 	var ops fv1.FederationOperatorList
 	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var withdrawn *fv1.FederationOperator
-	for i := range ops.Items {
-		switch ops.Items[i].Status.Phase {
-		case fv1.PhaseActive:
-			return &ops.Items[i], nil
-		case fv1.PhaseWithdrawn:
-			withdrawn = &ops.Items[i]
+	claims := slices.DeleteFunc(ops.Items, func(o fv1.FederationOperator) bool {
+		return o.Status.Phase == fv1.PhaseRejected || o.Status.OperatorID != sub.Spec.OperatorID
+	})
+	switch {
+	case len(claims) > 1:
+		names := make([]string, len(claims))
+		for i := range claims {
+			names[i] = claims[i].Name
 		}
+		slices.Sort(names)
+		return nil, fmt.Sprintf("FederationOperators %s all claim operatorID %s; the federation does not choose between them",
+			strings.Join(names, ", "), sub.Spec.OperatorID), nil
+	case len(claims) == 1 && (claims[0].Status.Phase == fv1.PhaseActive || claims[0].Status.Phase == fv1.PhaseWithdrawn):
+		return &claims[0], "", nil
 	}
-	return withdrawn, nil
+	return nil, "", nil
 }
 
 // verify checks sub against op and, when it passes, makes it op's head.
@@ -157,7 +171,7 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		"the export header is signed by the operator's current key")
 
 	head := op.Status.Head
-	if head != nil && head.Submission == sub.Name {
+	if isHead(head, sub) {
 		r.accept(sub, "") // accepted before the status write failed or was lost
 		return nil, nil
 	}
@@ -177,13 +191,34 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		previous = head.Submission
 	}
 	op.Status.Head = &fv1.SubmissionHead{Submission: sub.Name, LastSeq: sub.Spec.LastSeq, LastHMACHash: sub.Spec.LastHMACHash,
-		EntryCount: sub.Spec.EntryCount, AcceptedAt: metav1.NewTime(r.now())}
+		EntryCount: sub.Spec.EntryCount, ChainSignature: sub.Spec.ChainSignature, UID: string(sub.UID), AcceptedAt: metav1.NewTime(r.now())}
 	if err := r.Status().Update(ctx, op); err != nil {
 		return nil, err
 	}
 	r.accept(sub, previous)
 	return &event{corev1.EventTypeNormal, fv1.ReasonVerified, "Verify",
 		fmt.Sprintf("accepted seq %d..%d (entry count %d)", sub.Spec.FirstSeq, sub.Spec.LastSeq, sub.Spec.EntryCount)}, nil
+}
+
+// isHead reports whether head records sub itself, accepted before sub's own status write
+// failed or was lost. A name is not enough: a Submission can be deleted and another made
+// under its name, which normal continuity then refuses.
+//
+// A head written before heads had uid and chainSignature is compared on the fields it
+// has: name, lastSeq, lastHMACHash and entryCount. That is safe because sub's header is
+// signed by the operator's current key (checkSignature ran first) and an hmac_hash binds
+// the whole chain through its seq: a submission ending at the head's lastSeq with its
+// lastHMACHash and entry count claims nothing the head did not (its chain_signature is
+// the HMAC of those two), while a fork changes some hash up to lastSeq and so the last
+// one. Such a submission is accepted in place and the head does not move; the next
+// acceptance writes a head with every field.
+func isHead(head *fv1.SubmissionHead, sub *fv1.Submission) bool {
+	if head == nil || head.Submission != sub.Name || head.LastSeq != sub.Spec.LastSeq ||
+		head.LastHMACHash != sub.Spec.LastHMACHash || head.EntryCount != sub.Spec.EntryCount {
+		return false
+	}
+	return (head.UID == "" || head.UID == string(sub.UID)) &&
+		(head.ChainSignature == "" || head.ChainSignature == sub.Spec.ChainSignature)
 }
 
 // accept records that sub continues previous ("" for the operator's first).
@@ -287,7 +322,11 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
-		return []string{string(o.(*fv1.FederationOperator).Status.OperatorID)}
+		fo := o.(*fv1.FederationOperator)
+		if fo.Status.Phase == fv1.PhaseRejected { // it records the ID before it checks the proof
+			return nil
+		}
+		return []string{string(fo.Status.OperatorID)}
 	}); err != nil {
 		return err
 	}

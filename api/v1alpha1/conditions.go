@@ -65,7 +65,9 @@ const (
 	// ReasonRegistered means an operator's key and proof of possession verified and the key
 	// is its own.
 	ReasonRegistered = "Registered"
-	// ReasonDuplicateKey means another operator registered the same public key first.
+	// ReasonDuplicateKey means another operator holds, or once held, the public key (every
+	// key in its status.keyHistory counts, withdrawn operators included): a registration is
+	// Rejected, a key rotation refused and the current key kept.
 	ReasonDuplicateKey = "DuplicateKey"
 	// ReasonWithdrawalInvalid means spec.withdrawal does not verify (signature, or at more
 	// than five minutes from the controller's clock); the operator stays as it was.
@@ -79,6 +81,10 @@ const (
 	// ReasonKeyRotationWaiting means the federation key rotation waits for every
 	// cross-anchor signed by the old key to be in the log.
 	ReasonKeyRotationWaiting = "KeyRotationWaiting"
+	// ReasonOperatorAmbiguous means more than one FederationOperator that is not Rejected
+	// claims a submission's operatorID; the federation refuses the submission rather than
+	// pick one. It is final: remove the object that should not hold the ID, then submit again.
+	ReasonOperatorAmbiguous = "OperatorAmbiguous"
 	// ReasonOperatorUnknown means a submission names an operator that is not registered and
 	// Active in the namespace; it is retried.
 	ReasonOperatorUnknown = "OperatorUnknown"

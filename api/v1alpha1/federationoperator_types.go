@@ -66,7 +66,8 @@ type FederationOperatorSpec struct {
 
 	// keyRotation moves a registered operator to the key now in publicKeyPEM: change
 	// publicKeyPEM and set keyRotation in the same apply. Without a keyRotation that both
-	// keys signed, a changed publicKeyPEM is refused and the current key stays.
+	// keys signed, a changed publicKeyPEM is refused and the current key stays; so is a key
+	// that this or any other operator holds or ever held.
 	// +optional
 	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
 }
@@ -103,6 +104,17 @@ type SubmissionHead struct {
 	// lastHMACHash is the hmac_hash of its last entry.
 	// +required
 	LastHMACHash Hash `json:"lastHMACHash"`
+
+	// chainSignature is its chain_signature. Heads written before this field existed lack
+	// it.
+	// +optional
+	ChainSignature Hash `json:"chainSignature,omitempty"`
+
+	// uid is the Submission's metadata.uid: a Submission deleted and made again under the
+	// same name is another submission. Heads written before this field existed lack it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	UID string `json:"uid,omitempty"`
 
 	// entryCount is the chain's length through lastSeq.
 	// +required
