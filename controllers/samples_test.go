@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/config/admission"
 )
 
 const samplesDir = "../config/samples"
@@ -51,8 +52,15 @@ func sampleCrossAnchor() *federationv1alpha1.CrossAnchor {
 // kubectl runs the kubectl that hack/setup-envtest.sh built, as a cluster administrator.
 type kubectl struct{ path, kubeconfig string }
 
-func newKubectl() kubectl {
-	admin, err := testEnv.AddUser(envtest.User{Name: "sample-admin", Groups: []string{"system:masters"}}, nil)
+// newKubectl is a person's: an administrator, whom the admission policy still refuses the
+// creation of CrossAnchors and Submissions and status writes.
+func newKubectl() kubectl { return newKubectlAs("sample-admin") }
+
+// newManagerKubectl acts as the federation manager, whom the admission policy lets through.
+func newManagerKubectl() kubectl { return newKubectlAs(admission.ManagerUsername) }
+
+func newKubectlAs(user string) kubectl {
+	admin, err := testEnv.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	kc, err := admin.KubeConfig()
 	Expect(err).NotTo(HaveOccurred())
@@ -69,14 +77,30 @@ func (k kubectl) run(args ...string) string {
 	return stdout.String()
 }
 
+// fails runs kubectl, requires it to fail and returns what it printed on stderr.
+func (k kubectl) fails(args ...string) string {
+	GinkgoHelper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(k.path, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	Expect(cmd.Run()).NotTo(Succeed(), "kubectl %v succeeded: %s", args, stdout.String())
+	return stderr.String()
+}
+
 var _ = Describe("config/samples", func() {
 	It("applies with kubectl and shows the printer columns", func() {
 		ns := newNamespace()
 		k := newKubectl()
 
-		out := k.run("apply", "-n", ns, "-f", samplesDir+"/")
+		out := k.run("apply", "-n", ns, "-f", samplesDir+"/federation_v1alpha1_federation.yaml",
+			"-f", samplesDir+"/federation_v1alpha1_federationoperator.yaml")
 		Expect(out).To(ContainSubstring("federation.federation.cairn.dev/cairn created"))
 		Expect(out).To(ContainSubstring("federationoperator.federation.cairn.dev/acme-research created"))
+		// Submissions and CrossAnchors are the federation's records: a person's are refused.
+		records := []string{"-f", samplesDir + "/federation_v1alpha1_submission.yaml", "-f", samplesDir + "/federation_v1alpha1_crossanchor.yaml"}
+		Expect(k.fails(append([]string{"apply", "-n", ns}, records...)...)).To(And(
+			ContainSubstring(refusedSubmission), ContainSubstring(refusedCrossAnchor)))
+		out = newManagerKubectl().run(append([]string{"apply", "-n", ns}, records...)...)
 		Expect(out).To(ContainSubstring("submission.federation.cairn.dev/op-032760a40378d8c2-1 created"))
 		Expect(out).To(ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001 created"))
 
@@ -98,13 +122,19 @@ var _ = Describe("config/samples", func() {
 	})
 
 	It("installs config/default, the manifests a cluster gets, on a real API server", func() {
-		out := newKubectl().run("apply", "-k", "../config/default")
+		k := newKubectl()
+		out := k.run("apply", "-k", "../config/default")
 		for _, want := range []string{
 			"namespace/cairn-system", "serviceaccount/cairn-manager", "clusterrole.rbac.authorization.k8s.io/cairn-manager-role",
 			"role.rbac.authorization.k8s.io/cairn-leader-election", "deployment.apps/cairn-manager", "service/cairn-metrics",
 			"persistentvolumeclaim/cairn-tlog",
+			"validatingadmissionpolicy.admissionregistration.k8s.io/cairn-federation-manager-only",
+			"validatingadmissionpolicybinding.admissionregistration.k8s.io/cairn-federation-manager-only",
 		} {
 			Expect(out).To(ContainSubstring(want))
 		}
+		// namePrefix renamed the policy: a binding naming the old name would bind nothing.
+		Expect(k.run("get", "validatingadmissionpolicybinding", "cairn-federation-manager-only", "-o", "jsonpath={.spec.policyName}")).
+			To(Equal("cairn-federation-manager-only"))
 	})
 })

@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -39,8 +40,9 @@ var (
 	ctx        context.Context
 	cancel     context.CancelFunc
 	testEnv    *envtest.Environment
-	cfg        *rest.Config
-	k8sClient  client.Client
+	cfg        *rest.Config  // the manager's: admission.ManagerUsername, in system:masters
+	adminCfg   *rest.Config  // a cluster administrator's, whom the admission policy refuses as any user
+	k8sClient  client.Client // acts as the manager, as the federation's own HTTP API does
 )
 
 func TestControllers(t *testing.T) {
@@ -70,8 +72,14 @@ var _ = BeforeSuite(func() {
 	By("starting the API server")
 	testEnv = newTestEnv()
 	var err error
-	cfg, err = testEnv.Start()
+	adminCfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
+
+	By("installing the admission policy and acting as the manager it lets through")
+	Expect(admission.Install(ctx, adminCfg)).To(Succeed())
+	manager, err := testEnv.AddUser(envtest.User{Name: admission.ManagerUsername, Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	cfg = manager.Config()
 
 	k8sClient, err = client.New(cfg, client.Options{Scheme: newScheme()})
 	Expect(err).NotTo(HaveOccurred())

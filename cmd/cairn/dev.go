@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/devenv"
 	"github.com/cairn-dev/cairn/internal/operator"
@@ -69,8 +70,11 @@ func newDevCommand() *cobra.Command {
 		Use:   "dev",
 		Short: "Run the whole system locally: control plane, CRDs, manager and chain service",
 		Long: `Run a local Kubernetes control plane (etcd and kube-apiserver built by
-hack/setup-envtest.sh), install the federation CRDs, write a kubeconfig to
-<dir>/kubeconfig and run the manager against it until interrupted.
+hack/setup-envtest.sh), install the federation CRDs and the admission policy of
+config/admission, write an administrator's kubeconfig to <dir>/kubeconfig and run the
+manager until interrupted. The manager runs as ` + admission.ManagerUsername + `,
+the one user the policy lets create CrossAnchors and Submissions and write status; the
+kubeconfig's administrator cannot.
 
 Beside them runs the local chain service (cairn serve) on --serve-addr, over
 <dir>/chain.db, with an HMAC secret (<dir>/chain-secret.hex) and an operator key that
@@ -92,8 +96,12 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say := func(format string, args ...any) { _, _ = fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
 
 	say("starting control plane from %s", o.env.AssetsDir)
-	env, err := devenv.Start(o.env)
+	env, err := devenv.Start(ctx, o.env)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) { // Start stopped what it had started
+			say("interrupted while starting; stopped")
+			return nil
+		}
 		return err
 	}
 	defer func() {
@@ -107,7 +115,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if o.manager.LogDir == "" {
 		o.manager.LogDir = filepath.Join(o.env.Dir, "tlog")
 	}
-	mgr, err := operator.New(ctx, env.Config, o.manager)
+	mgr, err := operator.New(ctx, env.ManagerConfig, o.manager)
 	if err != nil {
 		return err
 	}
@@ -141,9 +149,10 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		err = errors.Join(err, stopChain())
 	}()
 	say("control plane  %s (etcd data in %s)", env.URL(), o.env.Dir)
-	say("kubeconfig     %s", env.Kubeconfig)
+	say("kubeconfig     %s (an administrator's)", env.Kubeconfig)
 	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
 	say("CRDs           %s", strings.Join(env.CRDs, ", "))
+	say("admission      only the manager (%s) creates CrossAnchors and Submissions and writes status", admission.ManagerUsername)
 	say("manager        %s", probe)
 	if o.manager.MetricsBindAddress != "0" {
 		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))

@@ -1,6 +1,7 @@
 // Package devenv runs the local control plane of `cairn dev`: etcd and kube-apiserver from
-// the cached envtest binaries, the federation CRDs, and a kubeconfig for kubectl; and it
-// keeps the files of the local chain service that `cairn dev` runs beside them.
+// the cached envtest binaries, the federation CRDs, the admission policy that lets only the
+// manager create CrossAnchors and Submissions, and a kubeconfig for kubectl; and it keeps
+// the files of the local chain service that `cairn dev` runs beside them.
 //
 // State lives in one directory (by default ./.cairn-dev): etcd's data survives restarts,
 // so objects applied in one session are there in the next; the kubeconfig is rewritten on
@@ -9,6 +10,7 @@
 package devenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/config/crd"
 )
 
@@ -36,8 +39,13 @@ type Options struct {
 
 // Env is a running control plane. Stop it when done.
 type Env struct {
-	// Config reaches the API server as an administrator.
+	// Config reaches the API server as an administrator. The admission policy refuses it,
+	// like any user, the creation of CrossAnchors and Submissions and status writes.
 	Config *rest.Config
+	// ManagerConfig reaches the API server as the manager (admission.ManagerUsername, a
+	// cluster administrator with a client certificate), whom the admission policy lets
+	// through: what a pod of config/default's ServiceAccount looks like to it.
+	ManagerConfig *rest.Config
 	// Kubeconfig is the path of the kubeconfig written for kubectl.
 	Kubeconfig string
 	// CRDs lists the names of the installed CRDs.
@@ -46,9 +54,10 @@ type Env struct {
 	env *envtest.Environment
 }
 
-// Start launches etcd and kube-apiserver, installs the CRDs and writes the kubeconfig.
+// Start launches etcd and kube-apiserver, installs the CRDs and the admission policy (and
+// waits until it is enforced, or ctx ends), and writes the kubeconfig, an administrator's.
 // On error nothing is left running.
-func Start(o Options) (*Env, error) {
+func Start(ctx context.Context, o Options) (*Env, error) {
 	for _, bin := range []string{"kube-apiserver", "etcd", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(o.AssetsDir, bin)); err != nil {
 			return nil, fmt.Errorf("control plane binary %s not found in %q (run hack/setup-envtest.sh and pass its output with --assets): %w", bin, o.AssetsDir, err)
@@ -81,10 +90,26 @@ func Start(o Options) (*Env, error) {
 	for _, c := range crds {
 		e.CRDs = append(e.CRDs, c.Name)
 	}
+	if err := e.secure(ctx); err != nil {
+		return nil, errors.Join(err, e.Stop())
+	}
 	if err := e.writeKubeconfig(); err != nil {
 		return nil, errors.Join(err, e.Stop())
 	}
 	return e, nil
+}
+
+// secure installs the admission policy and makes the manager's identity.
+func (e *Env) secure(ctx context.Context) error {
+	if err := admission.Install(ctx, e.Config); err != nil {
+		return err
+	}
+	manager, err := e.env.AddUser(envtest.User{Name: admission.ManagerUsername, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("create manager user: %w", err)
+	}
+	e.ManagerConfig = manager.Config()
+	return nil
 }
 
 // URL is the API server's address.

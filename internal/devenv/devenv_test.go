@@ -26,7 +26,7 @@ func TestLoadCRDsDecodesEveryKind(t *testing.T) {
 }
 
 func TestStartWithoutBinariesSaysWhatToRun(t *testing.T) {
-	_, err := Start(Options{Dir: t.TempDir(), AssetsDir: t.TempDir()})
+	_, err := Start(t.Context(), Options{Dir: t.TempDir(), AssetsDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "kube-apiserver not found") || !strings.Contains(err.Error(), "hack/setup-envtest.sh") {
 		t.Fatalf("Start with an empty assets directory: got %v", err)
 	}

@@ -153,6 +153,17 @@ func kubectl(t *testing.T, kubeconfig string, args ...string) string {
 	return string(out)
 }
 
+// kubectlFails runs kubectl, requires it to fail, and returns what it printed.
+func kubectlFails(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(assetsDir(t), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("kubectl %s succeeded:\n%s", strings.Join(args, " "), out)
+	}
+	return string(out)
+}
+
 func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -174,6 +185,12 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 		}
 	}
 	kubectl(t, kubeconfig, "apply", "-f", samples)
+	// The people's kubeconfig is an administrator's, yet only the manager makes
+	// Submissions: the admission policy refuses it, naming the rule.
+	refusal := kubectlFails(t, kubeconfig, "create", "-f", filepath.Join(filepath.Dir(samples), "federation_v1alpha1_submission.yaml"))
+	if want := "only the federation manager (system:serviceaccount:cairn-system:cairn-manager) creates Submissions"; !strings.Contains(refusal, want) {
+		t.Errorf("kubectl create of a Submission was refused with %q, want %q", refusal, want)
+	}
 	// The default Federation and its embedded log take the registration.
 	// The two records land in the log in either order.
 	waitFor(registered, t, "the sample operator to be registered and logged", "Active true", func() string {
