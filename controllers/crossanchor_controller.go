@@ -8,8 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -54,7 +54,11 @@ func retryWait(schedule []time.Duration, attempts int32) time.Duration {
 // anchor the federation did not make (trustAnchor) is Rejected and never uploaded.
 type CrossAnchorReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads the Federation past the cache before an anchor is rejected: its
+	// informer and the CrossAnchors' are not ordered, so the cache may not hold the key
+	// history that a new anchor's key was just recorded in.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	Logs     *Logs
 	// RetrySchedule is the wait after each failed upload; DefaultRetrySchedule when nil.
 	RetrySchedule []time.Duration
@@ -98,6 +102,12 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *CrossAnchorReconciler) check(ctx context.Context, ca *fv1.CrossAnchor) (*fv1.Federation, error) {
 	fed, err := anchorFederation(ctx, r.Client, ca)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
+		return fed, err
+	}
+	if fed, err = anchorFederation(ctx, r.APIReader, ca); err != nil {
 		return nil, err
 	}
 	return fed, r.Trust.trustAnchor(fed, ca)

@@ -2,8 +2,10 @@ package controllers
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,12 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // logRetry is how soon a Federation whose log did not answer is reconciled again.
 const logRetry = time.Minute
 
-// markingRetry is how soon a due anchor run that waits for the marker is tried again.
+// markingRetry is how soon a due anchor run that waits (for the marker, or for its key
+// to be recorded) is tried again.
 const markingRetry = time.Second
 
 // FederationReconciler keeps a Federation's keys and log ready and anchors on its
@@ -76,6 +80,7 @@ func (r *FederationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // sync loads the key, logs the genesis record, counts, and anchors when due. Events to
 // record after the status write are appended to evs.
 func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) (ctrl.Result, error) {
+	recorded := slices.Clone(fed.Status.KeyHistory)
 	key, err := r.loadKey(ctx, fed, evs)
 	if err != nil || key == nil {
 		return ctrl.Result{}, err
@@ -93,6 +98,11 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 	now := r.now()
 	due := r.dueAt(fed)
 	threshold := fed.Spec.PendingThreshold != nil && fed.Status.PendingCount >= *fed.Spec.PendingThreshold
+	if (!now.Before(due) || threshold) && !keyRecorded(recorded, key) {
+		// An anchor signed by a key that the stored key history lacks would be rejected
+		// by every reader: first this reconcile's status write records the key.
+		return ctrl.Result{RequeueAfter: markingRetry}, nil
+	}
 	if !now.Before(due) || threshold {
 		ca, covered, err := r.run(ctx, fed, key)
 		switch {
@@ -128,6 +138,12 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 		wait = min(wait, logRetry)
 	}
 	return ctrl.Result{RequeueAfter: max(wait, time.Second)}, nil
+}
+
+// keyRecorded reports whether key's public half is in history.
+func keyRecorded(history []fv1.KeyRecord, key ed25519.PrivateKey) bool {
+	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	return err == nil && slices.ContainsFunc(history, func(k fv1.KeyRecord) bool { return k.PublicKeyPEM == fv1.PublicKeyPEM(pemText) })
 }
 
 func (r *FederationReconciler) setCondition(fed *fv1.Federation, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {

@@ -90,4 +90,3 @@ func logEntryOf(e *tlog.Entry) *fv1.LogEntry {
 	at := metav1.NewTime(e.IntegratedTime)
 	return &fv1.LogEntry{LogIndex: e.Index, UUID: e.UUID, URL: e.URL, IntegratedTime: &at}
 }
-

@@ -70,7 +70,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := federations.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federation controller: %w", err)
 	}
-	anchors := &CrossAnchorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("crossanchor-controller"),
+	anchors := &CrossAnchorReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("crossanchor-controller"),
 		Logs: logs, RetrySchedule: o.RetrySchedule, Trust: trust, Hooks: o.Hooks, clock: now}
 	if err := anchors.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("crossanchor controller: %w", err)

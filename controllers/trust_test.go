@@ -68,7 +68,7 @@ func TestTrustAnchor(t *testing.T) {
 			p := ca.Spec.Participants
 			p[0], p[1] = p[1], p[0]
 		}, "participating_operators"},
-		"renamed": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) { ca.Name = "anchor-20991231-999" }, "names anchor"},
+		"renamed":    {func(_ *fv1.Federation, ca *fv1.CrossAnchor) { ca.Name = "anchor-20991231-999" }, "names anchor"},
 		"no lastSeq": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) { ca.Spec.Participants[0].LastSeq = 0 }, "no lastSeq"},
 		"signed by a key the Federation never held": {func(fed *fv1.Federation, _ *fv1.CrossAnchor) {
 			fed.Status.KeyHistory[0].PublicKeyPEM = fv1.PublicKeyPEM(otherPEM)
