@@ -59,7 +59,7 @@ type CrossAnchorReconciler struct {
 	// history that a new anchor's key was just recorded in.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
-	Logs     *Logs
+	Logs      *Logs
 	// RetrySchedule is the wait after each failed upload; DefaultRetrySchedule when nil.
 	RetrySchedule []time.Duration
 	// Trust verifies CrossAnchors before they are uploaded.

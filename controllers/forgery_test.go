@@ -3,6 +3,7 @@ package controllers
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -115,8 +116,8 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 			"--federation-key", filepath.Join(dir, "federation.pem"))
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
-		Expect(err).To(BeAssignableToTypeOf(exit), "cairn federation verify: %s", out)
-		Expect(err.(*exec.ExitError).ExitCode()).To(Equal(3), "cairn federation verify: %s", out)
+		Expect(errors.As(err, &exit)).To(BeTrue(), "cairn federation verify: %v: %s", err, out)
+		Expect(exit.ExitCode()).To(Equal(3), "cairn federation verify: %s", out)
 	})
 
 	It("does not hold a federation key rotation up", func() {
