@@ -123,3 +123,30 @@ func TestTrustAnchorRemembers(t *testing.T) {
 		t.Errorf("with the key gone from the history: %v", err)
 	}
 }
+
+// BenchmarkTrustAnchor10k verifies an anchor of 10,000 participants without a remembered
+// verdict: the cost each manager pays once per anchor.
+func BenchmarkTrustAnchor10k(b *testing.B) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Name: "anchor-20261124-001"}}
+	ca.Spec.AnchorID, ca.Spec.AnchoredAt = "anchor-20261124-001", protocol.FormatAnchoredAt(time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC))
+	ca.Spec.Participants = participants(10_000)
+	r := anchorReceipt(ca)
+	var err error
+	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := protocol.SignReceipt(&r, key); err != nil {
+		b.Fatal(err)
+	}
+	ca.Spec.CrossAnchorHash, ca.Spec.FederationSignature = fv1.Hash(r.CrossAnchorHash), fv1.Signature(r.FederationSignature)
+	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
+	fed := &fv1.Federation{}
+	fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: ca.Spec.FederationPublicKeyPEM}}
+	b.ResetTimer()
+	for range b.N {
+		if err := (&anchorTrust{}).trustAnchor(fed, ca); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
