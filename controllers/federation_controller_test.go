@@ -138,13 +138,15 @@ var _ = Describe("Federation", Label("log"), func() {
 		if !onRekor() {
 			Expect(genesis).To(BeZero(), "the first record of the embedded log")
 		}
-		// Touching the Federation neither regenerates the key nor logs the genesis again.
+		// Changing the Federation neither regenerates the key nor logs the genesis again,
+		// once the controller has seen the change.
 		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
-			fed.Annotations = map[string]string{"touched": "yes"}
+			fed.Spec.MinParticipants = 2
 			return k8sClient.Update(ctx, fed)
 		})).To(Succeed())
-		Consistently(federationStatus(fed), "500ms").Should(WithTransform(func(s fv1.FederationStatus) int64 { return s.GenesisLogEntry.LogIndex }, Equal(genesis)))
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) int64 { return s.ObservedGeneration }, Equal(fed.Generation)))
+		Expect(federationStatus(fed)().GenesisLogEntry.LogIndex).To(Equal(genesis))
 		Expect(federationSigningKey(fed)).To(Equal(key))
 	})
 
@@ -178,6 +180,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		}
 		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, ca.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
 		anchored := getAnchor(ns, ca.Name)
+		Expect(conditionReason(fv1.ConditionReady)(anchored.Status.Conditions)).To(Equal("True/Anchored"))
 		verifyReceipts(fed, &anchored)
 		Eventually(federationStatus(fed)).Should(And(
 			WithTransform(func(s fv1.FederationStatus) int32 { return s.PendingCount }, BeZero()),

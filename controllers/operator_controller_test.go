@@ -76,7 +76,7 @@ var _ = Describe("FederationOperator registration", func() {
 			WithTransform(phase, Equal(fv1.PhaseRejected)),
 			WithTransform(reasonOf(fv1.ConditionReady), Equal(fv1.ReasonDuplicateKey)),
 		))
-		Consistently(operatorStatus(ns, "first"), "300ms").Should(WithTransform(phase, Equal(fv1.PhaseActive)))
+		Expect(operatorStatus(ns, "first")()).To(WithTransform(phase, Equal(fv1.PhaseActive)))
 		Eventually(func() []string { return eventReasons(ns, "second") }).Should(ContainElement(fv1.ReasonDuplicateKey))
 
 		Expect(k8sClient.Delete(ctx, op.object(ns, "first"))).To(Succeed())

@@ -68,6 +68,7 @@ var _ = Describe("Submission verification", func() {
 			Expect(st.Ed25519Verified && st.ContinuityVerified && !st.Anchored).To(BeTrue())
 			Expect(st.PreviousSubmission).To(Equal(name(op, 1)))
 			Expect(meta.IsStatusConditionFalse(st.Conditions, string(fv1.ConditionAnchored))).To(BeTrue())
+			Expect(meta.IsStatusConditionTrue(st.Conditions, string(fv1.ConditionReady))).To(BeTrue(), "verified: Ready, as the printer column shows")
 			h := head([]string{"a", "b", "c"}[i])
 			Expect(h.Submission).To(Equal(second))
 			Expect(h.LastSeq).To(Equal(150 + int64(i)))
@@ -107,6 +108,7 @@ var _ = Describe("Submission verification", func() {
 		Expect(k8sClient.Create(ctx, edited)).To(Succeed())
 
 		Eventually(submissionStatus(ns, "forged")).Should(WithTransform(verdict, Equal("SignatureVerified=False/SignatureInvalid")))
+		Expect(conditionReason(fv1.ConditionReady)(submissionStatus(ns, "forged")().Conditions)).To(Equal("False/SignatureInvalid"))
 		Eventually(submissionStatus(ns, "edited")).Should(WithTransform(verdict, Equal("SignatureVerified=False/HeaderMismatch")))
 		Expect(head("e")).To(BeNil())
 	})
