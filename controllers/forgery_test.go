@@ -13,9 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -127,16 +125,7 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
 		Eventually(anchorPhase(ns, forged.Name)).Should(Equal(fv1.PhaseAnchorRejected))
 
-		newKey := newTestOperator(93, "")
-		text, err := protocol.MarshalPrivateKeyPEM(newKey.key)
-		Expect(err).NotTo(HaveOccurred())
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-signing-key-2"}, Data: map[string][]byte{SigningKeySecretKey: text}}
-		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
-		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
-			fed.Spec.SigningKeySecretRef = &fv1.SecretReference{Name: secret.Name}
-			return k8sClient.Update(ctx, fed)
-		})).To(Succeed())
+		rotateTo(fed, newTestOperator(93, ""))
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string {
 			return conditionReason(fv1.ConditionKeyReady)(s.Conditions)
 		}, Equal("True/"+fv1.ReasonKeyRotated)))

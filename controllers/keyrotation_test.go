@@ -28,15 +28,7 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 
 		By("pointing the Federation at a Secret with a new key")
 		newOp := newTestOperator(81, "")
-		text, err := protocol.MarshalPrivateKeyPEM(newOp.key)
-		Expect(err).NotTo(HaveOccurred())
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-signing-key-2"}, Data: map[string][]byte{SigningKeySecretKey: text}}
-		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
-		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
-			fed.Spec.SigningKeySecretRef = &fv1.SecretReference{Name: secret.Name}
-			return k8sClient.Update(ctx, fed)
-		})).To(Succeed())
+		secret := rotateTo(fed, newOp)
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string { return s.SigningKeySecret }, Equal(secret.Name)))
 		st := federationStatus(fed)()
 		Expect(st.PublicKeyPEM).To(Equal(newOp.pem()))
@@ -85,3 +77,20 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(err).To(HaveOccurred(), "the old key never signed the new anchor")
 	})
 })
+
+// rotateTo points fed at a new Secret holding key's private key, which starts a
+// federation key rotation, and returns the Secret.
+func rotateTo(fed *fv1.Federation, key testOperator) *corev1.Secret {
+	GinkgoHelper()
+	text, err := protocol.MarshalPrivateKeyPEM(key.key)
+	Expect(err).NotTo(HaveOccurred())
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: fed.Name + "-signing-key-2"},
+		Data: map[string][]byte{SigningKeySecretKey: text}}
+	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
+		fed.Spec.SigningKeySecretRef = &fv1.SecretReference{Name: secret.Name}
+		return k8sClient.Update(ctx, fed)
+	})).To(Succeed())
+	return secret
+}

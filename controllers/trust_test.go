@@ -25,6 +25,13 @@ func signedAnchor(t *testing.T, key ed25519.PrivateKey) (*fv1.Federation, *fv1.C
 		{OperatorID: "op_00000000000000a1", ChainSignature: fv1.Hash(strings.Repeat("a1", 32)), LastSeq: 10},
 		{OperatorID: "op_00000000000000b2", ChainSignature: fv1.Hash(strings.Repeat("b2", 32)), LastSeq: 3},
 	}
+	return signAnchor(t, ca, key), ca
+}
+
+// signAnchor computes ca's hash and signs it with key, as an anchor run does, and returns
+// a Federation whose key history holds key.
+func signAnchor(t testing.TB, ca *fv1.CrossAnchor, key ed25519.PrivateKey) *fv1.Federation {
+	t.Helper()
 	r := anchorReceipt(ca)
 	var err error
 	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
@@ -37,7 +44,7 @@ func signedAnchor(t *testing.T, key ed25519.PrivateKey) (*fv1.Federation, *fv1.C
 	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
 	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Name: "fed"}}
 	fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: ca.Spec.FederationPublicKeyPEM}}
-	return fed, ca
+	return fed
 }
 
 // TestTrustAnchor plays the forger: each change of a signed anchor that an attacker with
@@ -131,18 +138,7 @@ func BenchmarkTrustAnchor10k(b *testing.B) {
 	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Name: "anchor-20261124-001"}}
 	ca.Spec.AnchorID, ca.Spec.AnchoredAt = "anchor-20261124-001", protocol.FormatAnchoredAt(time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC))
 	ca.Spec.Participants = participants(10_000)
-	r := anchorReceipt(ca)
-	var err error
-	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := protocol.SignReceipt(&r, key); err != nil {
-		b.Fatal(err)
-	}
-	ca.Spec.CrossAnchorHash, ca.Spec.FederationSignature = fv1.Hash(r.CrossAnchorHash), fv1.Signature(r.FederationSignature)
-	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
-	fed := &fv1.Federation{}
-	fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: ca.Spec.FederationPublicKeyPEM}}
+	fed := signAnchor(b, ca, key)
 	b.ResetTimer()
 	for range b.N {
 		if err := (&anchorTrust{}).trustAnchor(fed, ca); err != nil {
