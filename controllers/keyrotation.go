@@ -136,3 +136,14 @@ func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAn
 	}
 	return nil
 }
+
+// signedBy reports whether a later federation key with PEM pemText re-signed ca, so
+// that a rotation retried after a failed write does not sign it again.
+func signedBy(ca *fv1.CrossAnchor, pemText fv1.PublicKeyPEM) bool {
+	for _, s := range ca.Status.ReceiptSignatures {
+		if s.PublicKeyPEM == pemText {
+			return true
+		}
+	}
+	return false
+}

@@ -37,16 +37,6 @@ func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey) (
 	return out, err
 }
 
-// signedBy reports whether a later federation key with PEM pemText re-signed ca.
-func signedBy(ca *fv1.CrossAnchor, pemText fv1.PublicKeyPEM) bool {
-	for _, s := range ca.Status.ReceiptSignatures {
-		if s.PublicKeyPEM == pemText {
-			return true
-		}
-	}
-	return false
-}
-
 // signReceipt builds ca's receipt and signs it with key.
 func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.Receipt, []byte, error) {
 	r := anchorReceipt(ca)
