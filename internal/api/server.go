@@ -30,7 +30,8 @@ type Options struct {
 	// DBPath is the path Store was opened from, which /health reports.
 	DBPath string
 	// Secret is the chain's HMAC secret: POST /api/export/verify checks HMACs with it
-	// when the request brings none. Nil: such requests check no HMACs.
+	// when the request asks for it (use_server_secret=true), and /api/chain/verify always.
+	// Nil: such requests are refused with 409 no_secret.
 	Secret []byte
 	// SigningKey signs exports (POST /api/export). Nil: exports are refused with 409.
 	SigningKey ed25519.PrivateKey
