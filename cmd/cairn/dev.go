@@ -61,6 +61,11 @@ func (o *devOptions) validate() error {
 	if _, _, err := net.SplitHostPort(o.serveAddr); err != nil && o.serveAddr != "0" {
 		return fmt.Errorf("--serve-addr %q: want host:port, or 0 to run no chain service", o.serveAddr)
 	}
+	if o.serveAddr != "0" {
+		if err := checkListen("--serve-addr", o.serveAddr, o.apiKey); err != nil {
+			return err
+		}
+	}
 	return o.manager.Validate()
 }
 
@@ -239,7 +244,12 @@ func startDevChain(ctx context.Context, o *devOptions, say func(string, ...any))
 		say("chain service  not started: %v", err)
 		return "", none
 	}
-	svc, err := openChainService(c.DB, c.Secret, api.Options{SigningKey: c.Key, APIKey: o.apiKey, DefaultRegion: defaultServeRegion})
+	hosts, err := allowedHosts(o.serveAddr, nil)
+	if err != nil {
+		say("chain service  not started: %v", err)
+		return "", none
+	}
+	svc, err := openChainService(c.DB, c.Secret, api.Options{SigningKey: c.Key, APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: defaultServeRegion})
 	if err != nil {
 		say("chain service  not started: %v", err)
 		return "", none

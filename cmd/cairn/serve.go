@@ -41,6 +41,8 @@ type serveOptions struct {
 	addr    string
 	signKey string
 	apiKey  string
+	// allowedHosts are more Host headers to answer to than the listen address's.
+	allowedHosts []string
 	// region is the default grid region of energy figures.
 	region string
 	// policyRules is a rule file (YAML or JSON); empty: policy.DefaultRules().
@@ -69,7 +71,12 @@ created when missing. --sign-key lets POST /api/export sign exports. With an API
 "Authorization: Bearer <key>". --policy-rules replaces the default policy rules with a
 YAML or JSON rule file. --consensus-url names an OpenAI-compatible API (such as
 http://127.0.0.1:8000/v1) that /api/consensus/evaluate asks; without it that route
-answers 503. Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.`,
+answers 503. Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.
+
+Beyond loopback (--addr other than 127.0.0.1, ::1 or localhost) an API key is required.
+Requests whose Host header names neither localhost, --addr's host nor one of
+--allowed-hosts are answered 421, except /health: this stops web pages that rebind
+their own name to the server's address.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := o.open()
@@ -91,6 +98,7 @@ answers 503. Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.`,
 	cmd.Flags().StringVar(&o.addr, "addr", o.addr, "address to listen on, host:port")
 	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes) that signs exports")
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key the /api routes require as a bearer token (prefer CAIRN_API_KEY: flags show in process lists)")
+	cmd.Flags().StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "comma-separated host names or addresses the Host header may name besides localhost and --addr's host (e.g. a reverse proxy's name)")
 	cmd.Flags().StringVar(&o.region, "region", o.region, "grid region of the energy of calls that name none (cloud.region); empty: the world-average fallback")
 	cmd.Flags().StringVar(&o.policyRules, "policy-rules", "", "policy rule file, YAML or JSON (default: the built-in rules)")
 	cmd.Flags().StringVar(&o.consensusURL, "consensus-url", "", "OpenAI-compatible API root that consensus requests ask, e.g. http://127.0.0.1:8000/v1")
@@ -102,14 +110,18 @@ answers 503. Ctrl-C (SIGINT) or SIGTERM stops the server gracefully.`,
 // open loads the secret, the signing key, the policy rules and the consensus provider,
 // and opens the chain service.
 func (o *serveOptions) open() (*chainService, error) {
-	if _, _, err := net.SplitHostPort(o.addr); err != nil {
-		return nil, usageError{fmt.Errorf("--addr %q: want host:port", o.addr)}
+	if err := checkListen("--addr", o.addr, o.apiKey); err != nil {
+		return nil, usageError{err}
+	}
+	hosts, err := allowedHosts(o.addr, o.allowedHosts)
+	if err != nil {
+		return nil, usageError{err}
 	}
 	secret, err := o.chain.secret(true)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	opts := api.Options{APIKey: o.apiKey, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
+	opts := api.Options{APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
 	if o.signKey != "" {
 		text, err := os.ReadFile(o.signKey)
 		if err != nil {

@@ -159,16 +159,24 @@ func TestVerifyExportUpload(t *testing.T) {
 	noSecretServer := newFixture(t, 0, func(o *Options) { o.Secret = nil })
 	tests := map[string]struct {
 		f       *fixture
+		query   string
 		fields  []string
 		headers []string
 		want    exportVerifyResult
 	}{
-		"the server's secret": {f: f, fields: []string{"file", string(export)},
+		"the server's secret, asked for": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(export)},
 			want: exportVerifyResult{Valid: true, Entries: 20, HMACsChecked: true, SecretFrom: "server"}},
+		"the server's secret, not asked for: nothing binds the export": {f: f, fields: []string{"file", string(export)},
+			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
+		"use_server_secret=false": {f: f, query: "?use_server_secret=false", fields: []string{"file", string(export)},
+			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
+		"the key alone, on a server with a secret": {f: f, fields: []string{"public_key", string(pubPEM), "file", string(export)},
+			want: exportVerifyResult{Valid: true, Entries: 20, KeyTrusted: true, SecretFrom: "none"}},
+
 		"the secret in the header and a trusted key": {f: f, fields: []string{"public_key", string(pubPEM), "file", string(export)},
 			headers: []string{"X-Secret-Hex", hex.EncodeToString(testSecret)},
 			want:    exportVerifyResult{Valid: true, Entries: 20, HMACsChecked: true, KeyTrusted: true, SecretFrom: "header"}},
-		"another key is not trusted": {f: f, fields: []string{"public_key", string(otherPEM), "file", string(export)},
+		"another key is not trusted": {f: f, query: "?use_server_secret=true", fields: []string{"public_key", string(otherPEM), "file", string(export)},
 			want: exportVerifyResult{Reason: reasonKeyNotTrusted, Entries: 20, HMACsChecked: true, SecretFrom: "server"}},
 		"a wrong secret": {f: f, fields: []string{"file", string(export)},
 			headers: []string{"X-Secret-Hex", strings.Repeat("ab", 32)},
@@ -177,17 +185,17 @@ func TestVerifyExportUpload(t *testing.T) {
 			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
 		"the key alone": {f: noSecretServer, fields: []string{"public_key", string(pubPEM), "file", string(export)},
 			want: exportVerifyResult{Valid: true, Entries: 20, KeyTrusted: true, SecretFrom: "none"}},
-		"a tampered file": {f: f, fields: []string{"file", string(tampered)},
+		"a tampered file": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(tampered)},
 			want: exportVerifyResult{Reason: protocol.ReasonColumn, Seq: 1, SecretFrom: "server"}},
-		"a truncated file": {f: f, fields: []string{"file", string(export[:len(export)/2])},
+		"a truncated file": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(export[:len(export)/2])},
 			want: exportVerifyResult{Reason: reasonMalformed, SecretFrom: "server"}},
-		"not an export": {f: f, fields: []string{"file", `{"hello":"world"}`},
+		"not an export": {f: f, query: "?use_server_secret=true", fields: []string{"file", `{"hello":"world"}`},
 			want: exportVerifyResult{Reason: reasonMalformed, SecretFrom: "server"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			ct, body := upload(t, tc.fields...)
-			resp, out := tc.f.do(http.MethodPost, "/api/export/verify", ct, body, tc.headers...)
+			resp, out := tc.f.do(http.MethodPost, "/api/export/verify"+tc.query, ct, body, tc.headers...)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%d %s", resp.StatusCode, out)
 			}
@@ -196,7 +204,10 @@ func TestVerifyExportUpload(t *testing.T) {
 			if got.Valid != (got.Error == "") || (got.Valid && (got.Header == nil || got.Header.LastSeq != 20)) {
 				t.Errorf("inconsistent result %s", out)
 			}
-			got.Error, got.Header, got.Field = "", nil, ""
+			if (got.Note == "") != got.HMACsChecked {
+				t.Errorf("note %q with hmacs_checked %v", got.Note, got.HMACsChecked)
+			}
+			got.Error, got.Header, got.Field, got.Note = "", nil, "", ""
 			if got != tc.want {
 				t.Fatalf("got  %+v\nwant %+v\n%s", got, tc.want, out)
 			}
@@ -206,6 +217,7 @@ func TestVerifyExportUpload(t *testing.T) {
 	small := newFixture(t, 0, func(o *Options) { o.MaxUploadBytes = 1024 })
 	bad := map[string]struct {
 		f           *fixture
+		query       string
 		contentType string
 		body        io.Reader
 		headers     []string
@@ -218,10 +230,14 @@ func TestVerifyExportUpload(t *testing.T) {
 			status: http.StatusBadRequest, code: codeBadParameter},
 		"secret too short": {f: f, headers: []string{"X-Secret-Hex", strings.Repeat("0", 30)},
 			status: http.StatusBadRequest, code: codeBadParameter},
-		"no file field":    {f: f, status: http.StatusBadRequest, code: codeBadRequest},
-		"unknown field":    {f: f, status: http.StatusBadRequest, code: codeBadRequest},
-		"bad public key":   {f: f, status: http.StatusBadRequest, code: codeBadParameter},
-		"upload too large": {f: small, status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge},
+		"the header's secret and the server's": {f: f, query: "?use_server_secret=true", headers: []string{"X-Secret-Hex", hex.EncodeToString(testSecret)},
+			status: http.StatusBadRequest, code: codeBadParameter},
+		"use_server_secret not a boolean": {f: f, query: "?use_server_secret=please", status: http.StatusBadRequest, code: codeBadParameter},
+		"use_server_secret without one":   {f: noSecretServer, query: "?use_server_secret=true", status: http.StatusConflict, code: codeNoSecret},
+		"no file field":                   {f: f, status: http.StatusBadRequest, code: codeBadRequest},
+		"unknown field":                   {f: f, status: http.StatusBadRequest, code: codeBadRequest},
+		"bad public key":                  {f: f, status: http.StatusBadRequest, code: codeBadParameter},
+		"upload too large":                {f: small, status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge},
 	}
 	forms := map[string][]string{
 		"no file field":    {"public_key", string(pubPEM)},
@@ -239,7 +255,7 @@ func TestVerifyExportUpload(t *testing.T) {
 				}
 				ct, body = upload(t, fields...)
 			}
-			resp, out := tc.f.do(http.MethodPost, "/api/export/verify", ct, body, tc.headers...)
+			resp, out := tc.f.do(http.MethodPost, "/api/export/verify"+tc.query, ct, body, tc.headers...)
 			e := wantError(t, resp, out, tc.status, tc.code)
 			if strings.Contains(e.Error, "zz") {
 				t.Errorf("the error quotes the secret: %q", e.Error)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -35,7 +36,8 @@ type exportVerifyResult struct {
 	Entries      int64                  `json:"entries" doc:"entries the export carried; 0 for a header-only export"`
 	HMACsChecked bool                   `json:"hmacs_checked" doc:"whether every hmac_hash and chain_signature were recomputed"`
 	KeyTrusted   bool                   `json:"key_trusted" doc:"whether the export was signed by the public_key sent with it"`
-	SecretFrom   string                 `json:"secret_from" enum:"header,server,none" doc:"where the HMAC secret came from: the X-Secret-Hex header, the server's own, or none"`
+	SecretFrom   string                 `json:"secret_from" enum:"header,server,none" doc:"where the HMAC secret came from: the X-Secret-Hex header, the server's own (use_server_secret=true), or none"`
+	Note         string                 `json:"note,omitempty" doc:"what was not checked and why, when HMACs were not"`
 	Header       *protocol.ExportHeader `json:"header,omitempty" doc:"the export's header, once read"`
 }
 
@@ -82,9 +84,14 @@ func (s *Server) exportRoutes(c *components) group {
 		{method: http.MethodPost, path: "/api/export/verify", handler: http.HandlerFunc(s.verifyExport), op: operation{
 			id: "verifyExport", summary: "Verify an export",
 			description: "Reads an uploaded export as a stream and checks every body hash, link, the Merkle root and the signature; with an HMAC secret also every HMAC and chain_signature. " +
-				"The secret is the X-Secret-Hex header's, else the server's own. An export that fails is still a 200 answer, with valid false and the reason.",
-			params: []param{{name: "X-Secret-Hex", in: "header", description: "the chain's HMAC secret in hex (at least 16 bytes), to check HMACs with", schema: &schema{Type: "string"}}},
-			body:   &requestBody{contentType: "multipart/form-data", description: "The export in the field file.", required: true, schema: upload},
+				"The secret is the X-Secret-Hex header's, or the server's own when the request asks for it with use_server_secret=true; without either only the public-key checks run, hmacs_checked is false and note says so. " +
+				"No answer carries a value the server recomputed: a failure names the check and the seq, never the HMAC, hash or signature that would have passed. " +
+				"An export that fails is still a 200 answer, with valid false and the reason. 409 no_secret: use_server_secret=true, and the server has no secret.",
+			params: []param{
+				{name: "X-Secret-Hex", in: "header", description: "the chain's HMAC secret in hex (at least 16 bytes), to check HMACs with", schema: &schema{Type: "string"}},
+				{name: useServerSecretParam, in: "query", description: "true: check HMACs and chain_signature with the server's own secret; absent or false: not (send X-Secret-Hex or nothing)", schema: &schema{Type: "boolean", Default: false}},
+			},
+			body: &requestBody{contentType: "multipart/form-data", description: "The export in the field file.", required: true, schema: upload},
 			responses: []response{
 				jsonOK("The verdict.", res),
 			}}},
@@ -199,11 +206,30 @@ func (s *Server) verifyExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// exportSecret reads the secret to check HMACs with: X-Secret-Hex, else the server's.
+// useServerSecretParam is the query parameter by which a request to POST
+// /api/export/verify asks for the server's own secret.
+const useServerSecretParam = "use_server_secret"
+
+// noHMACsNote is the note of a verification that checked no HMAC.
+const noHMACsNote = "HMACs and chain_signature were not checked: send the secret in X-Secret-Hex, or ask for the server's with " + useServerSecretParam + "=true"
+
+// exportSecret reads the secret to check HMACs with: X-Secret-Hex's, or the server's
+// when the request asks for it with use_server_secret=true, else none. The server's
+// secret is never used unasked: a caller who can upload exports must not have the
+// server vouch for HMACs it did not mean to check.
 func (s *Server) exportSecret(r *http.Request, res *exportVerifyResult) (protocol.VerifyOptions, error) {
 	var opts protocol.VerifyOptions
+	useServer := false
+	if text := r.URL.Query().Get(useServerSecretParam); text != "" {
+		var err error
+		if useServer, err = strconv.ParseBool(text); err != nil {
+			return opts, badRequest(codeBadParameter, "%s %q is not true or false", useServerSecretParam, text)
+		}
+	}
 	text := strings.TrimSpace(r.Header.Get("X-Secret-Hex"))
 	switch {
+	case text != "" && useServer:
+		return opts, badRequest(codeBadParameter, "send X-Secret-Hex or %s=true, not both", useServerSecretParam)
 	case text != "":
 		secret, err := hex.DecodeString(text)
 		if err != nil { // hex's error would quote a character of the secret
@@ -213,7 +239,10 @@ func (s *Server) exportSecret(r *http.Request, res *exportVerifyResult) (protoco
 			return opts, badRequest(codeBadParameter, "X-Secret-Hex is %d bytes, want at least %d (%d hex digits)", len(secret), protocol.MinSecretBytes, 2*protocol.MinSecretBytes)
 		}
 		opts.Secret, res.SecretFrom = secret, "header"
-	case s.secret != nil:
+	case useServer && s.secret == nil:
+		return opts, &requestError{status: http.StatusConflict, code: codeNoSecret,
+			err: fmt.Errorf("%s=true, but the server was started without the chain's HMAC secret", useServerSecretParam)}
+	case useServer:
 		opts.Secret, res.SecretFrom = s.secret, "server"
 	}
 	return opts, nil
@@ -251,6 +280,9 @@ func formError(err error) error {
 func (res *exportVerifyResult) fill(report *protocol.ExportReport, err error) {
 	if report != nil {
 		res.Entries, res.HMACsChecked, res.KeyTrusted, res.Header = report.Entries, report.HMACsChecked, report.KeyTrusted, report.Header
+	}
+	if !res.HMACsChecked {
+		res.Note = noHMACsNote
 	}
 	res.Valid = err == nil
 	if err == nil {

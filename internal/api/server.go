@@ -30,13 +30,20 @@ type Options struct {
 	// DBPath is the path Store was opened from, which /health reports.
 	DBPath string
 	// Secret is the chain's HMAC secret: POST /api/export/verify checks HMACs with it
-	// when the request brings none. Nil: such requests check no HMACs.
+	// when the request asks for it (use_server_secret=true), and /api/chain/verify always.
+	// Nil: such requests are refused with 409 no_secret.
 	Secret []byte
 	// SigningKey signs exports (POST /api/export). Nil: exports are refused with 409.
 	SigningKey ed25519.PrivateKey
 	// APIKey, when not empty, is required as a bearer token on every route except
 	// /health, /version, /api/health, /api/version, /openapi.json, /docs and /redoc.
 	APIKey string
+	// AllowedHosts are the hosts a request's Host header may name (a name or an IP
+	// address, with or without a port, which is not compared). Others are answered 421
+	// host_not_allowed, except /health and /api/health: this stops a web page that
+	// rebinds its name to the server's address. Empty: any Host is served (tests and
+	// embedding; cairn serve always sets it).
+	AllowedHosts []string
 	// Version is what /version reports; the zero value means version.Get().
 	Version version.Info
 	// Logger receives request logs (debug level) and failures; nil means slog.Default().
@@ -69,6 +76,7 @@ type Server struct {
 	signingKey   ed25519.PrivateKey
 	apiKey       string
 	apiKeyDigest [sha256.Size]byte
+	allowedHosts map[string]bool // normalized; nil: any
 	version      version.Info
 	log          *slog.Logger
 	maxUpload    int64
@@ -148,7 +156,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, dbPath: o.DBPath, secret: bytes.Clone(o.Secret), signingKey: o.SigningKey,
-		apiKey: o.APIKey, apiKeyDigest: sha256.Sum256([]byte(o.APIKey)),
+		apiKey: o.APIKey, apiKeyDigest: sha256.Sum256([]byte(o.APIKey)), allowedHosts: newHostSet(o.AllowedHosts),
 		version: o.Version, log: o.Logger, maxUpload: o.MaxUploadBytes, traces: o.Traces,
 		defaultRegion: o.DefaultRegion, policy: o.Policy, consensus: o.Consensus, consensusModels: slices.Clone(o.ConsensusModels),
 		mux: http.NewServeMux(), publicPaths: map[string]bool{},
@@ -193,7 +201,7 @@ func New(o Options) (*Server, error) {
 	if s.openAPIJSON, err = s.openAPI(groups, c); err != nil {
 		return nil, fmt.Errorf("api: build the OpenAPI document: %w", err)
 	}
-	s.handler = logRequests(s.log, http.HandlerFunc(s.dispatch))
+	s.handler = logRequests(s.log, s.checkHost(http.HandlerFunc(s.dispatch)))
 	return s, nil
 }
 

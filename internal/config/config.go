@@ -37,6 +37,7 @@ var Vars = []Var{
 	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},
 	{Name: "CAIRN_HMAC_SECRET_FILE", Flag: "secret-file", Description: "file holding the chain's HMAC secret in hex"},
 	{Name: "CAIRN_API_KEY", Flag: "api-key", Description: "API key of cairn serve: every /api route but health and version needs it as a bearer token", Sensitive: true},
+	{Name: "CAIRN_ALLOWED_HOSTS", Flag: "allowed-hosts", Description: "comma-separated host names cairn serve answers to besides localhost and its listen address"},
 	{Name: "CAIRN_REGION", Flag: "region", Description: "grid region of the energy of calls that name none (cairn serve, cairn energy summary)"},
 	{Name: "CAIRN_POLICY_RULES", Flag: "policy-rules", Description: "policy rule file of cairn serve, YAML or JSON; unset: the built-in rules"},
 	{Name: "CAIRN_CONSENSUS_URL", Flag: "consensus-url", Description: "OpenAI-compatible API root that cairn serve's consensus route asks"},

@@ -35,15 +35,26 @@ var (
 
 // MismatchError reports a recomputed value that differs from the stated one. It wraps
 // ErrMismatch.
+//
+// Its message names the field and the stated value, never the recomputed one: a verifier
+// that echoed the value that would have passed would let whoever can submit input compute
+// MACs, hashes and signatures it cannot (the chain service would be an HMAC oracle).
 type MismatchError struct {
 	// Field names what was compared, as the format spells it (e.g. "entries_root").
 	Field string
-	// Want is the value recomputed from the data; Got is the value the input states.
-	Want, Got string
+	// Want is the value recomputed from the data, for programs; Error does not print it.
+	// It is left empty when the value is keyed with a secret (hmac_hash,
+	// chain_signature), so that no error value ever holds a MAC that would pass.
+	Want string
+	// Got is the value the input states.
+	Got string
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("%s mismatch: computed %s, stated %s", e.Field, e.Want, e.Got)
+	if e.Got == "" {
+		return e.Field + " mismatch"
+	}
+	return fmt.Sprintf("%s mismatch: stated %s", e.Field, e.Got)
 }
 
 // Unwrap makes errors.Is(err, ErrMismatch) true.
