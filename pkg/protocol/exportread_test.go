@@ -93,3 +93,34 @@ func TestLongStringEscapesAcrossReadChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestPrettyPrintedExportVerifies is issue 14's hole 3: whitespace is allowed wherever
+// JSON allows it, so an export re-indented as `jq .` writes it still verifies.
+func TestPrettyPrintedExportVerifies(t *testing.T) {
+	honest := writeExport(t, testChain(t, 5, 64), testKey, false)
+	headerOnly := writeExport(t, testChain(t, 5, 64), testKey, true)
+	indent := func(tb testing.TB, src []byte, indent string) []byte {
+		var b bytes.Buffer
+		if err := json.Indent(&b, src, "", indent); err != nil {
+			tb.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	cases := map[string][]byte{
+		"jq style":             indent(t, honest, "  "),
+		"tabs and CRLF":        bytes.ReplaceAll(indent(t, honest, "\t"), []byte("\n"), []byte("\r\n")),
+		"header-only jq style": indent(t, headerOnly, "  "),
+		"spaces around colons and commas": bytes.ReplaceAll(bytes.ReplaceAll(
+			bytes.ReplaceAll(indent(t, honest, ""), []byte("\n"), nil),
+			[]byte(`":`), []byte(`" : `)), []byte(`,"`), []byte(` , "`)),
+	}
+	for name, export := range cases {
+		t.Run(name, func(t *testing.T) {
+			for mode, opts := range exportModes() {
+				if _, err := VerifyExport(bytes.NewReader(export), opts); err != nil {
+					t.Errorf("%s: %v", mode, err)
+				}
+			}
+		})
+	}
+}

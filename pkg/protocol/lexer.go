@@ -153,8 +153,11 @@ func (l *lexer) plainStr(limit int) ([]byte, error) {
 	return raw, err
 }
 
-// int reads a non-negative integer below 2^53.
+// int reads a non-negative integer below 2^53, after any whitespace.
 func (l *lexer) int() (int64, error) {
+	if _, err := l.peek(); err != nil { // skips the whitespace JSON allows before a value
+		return 0, err
+	}
 	var digits [20]byte
 	n := 0
 	for {
