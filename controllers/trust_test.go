@@ -67,10 +67,10 @@ func TestTrustAnchor(t *testing.T) {
 		}, "federation_signature"},
 		"another participant's chain signature": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
 			ca.Spec.Participants[1].ChainSignature = fv1.Hash(strings.Repeat("c3", 32))
-		}, "cross_anchor_hash does not recompute"},
+		}, "cross_anchor_hash mismatch"},
 		"an edited anchoredAt": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
 			ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(time.Date(2026, 11, 24, 3, 0, 0, 8, time.UTC))
-		}, "cross_anchor_hash does not recompute"},
+		}, "cross_anchor_hash mismatch"},
 		"participants out of order": {func(_ *fv1.Federation, ca *fv1.CrossAnchor) {
 			p := ca.Spec.Participants
 			p[0], p[1] = p[1], p[0]

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,18 +66,20 @@ func TestChainCommands(t *testing.T) {
 		t.Fatalf("export: exit %d\n%s", code, out)
 	}
 	pub := filepath.Join(keys, "public.pem")
+	pretty := prettyPrinted(t, export)
 	verify := map[string]struct {
 		args []string
 		want int
 	}{
-		"public key":    {[]string{"verify-export", export, "--public-key", pub}, ExitOK},
-		"secret":        {[]string{"verify-export", export, "--secret-hex", testSecretHex}, ExitOK},
-		"no trust":      {[]string{"verify-export", export}, ExitMismatch},
-		"wrong secret":  {[]string{"verify-export", export, "--secret-hex", strings.Repeat("ab", 32)}, ExitMismatch},
-		"missing file":  {[]string{"verify-export", filepath.Join(dir, "nope.json"), "--public-key", pub}, ExitError},
-		"not an export": {[]string{"verify-export", db, "--public-key", pub}, ExitError},
-		"no file given": {[]string{"verify-export"}, ExitUsage},
-		"short secret":  {[]string{"verify-export", export, "--secret-hex", "abcd"}, ExitUsage},
+		"public key":     {[]string{"verify-export", export, "--public-key", pub}, ExitOK},
+		"secret":         {[]string{"verify-export", export, "--secret-hex", testSecretHex}, ExitOK},
+		"pretty-printed": {[]string{"verify-export", pretty, "--public-key", pub, "--secret-hex", testSecretHex}, ExitOK},
+		"no trust":       {[]string{"verify-export", export}, ExitMismatch},
+		"wrong secret":   {[]string{"verify-export", export, "--secret-hex", strings.Repeat("ab", 32)}, ExitMismatch},
+		"missing file":   {[]string{"verify-export", filepath.Join(dir, "nope.json"), "--public-key", pub}, ExitError},
+		"not an export":  {[]string{"verify-export", db, "--public-key", pub}, ExitError},
+		"no file given":  {[]string{"verify-export"}, ExitUsage},
+		"short secret":   {[]string{"verify-export", export, "--secret-hex", "abcd"}, ExitUsage},
 	}
 	for name, tc := range verify {
 		t.Run(name, func(t *testing.T) {
@@ -123,4 +127,23 @@ func TestChainSealRefusesBadInput(t *testing.T) {
 	if exitCode(err) != ExitUsage {
 		t.Fatalf("seal without a secret: exit %d, %v", exitCode(err), err)
 	}
+}
+
+// prettyPrinted writes a copy of the export at path re-indented as `jq .` would lay it
+// out, and returns the copy's path.
+func prettyPrinted(t *testing.T, path string) string {
+	t.Helper()
+	compact, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, compact, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.TrimSuffix(path, ".json") + "-pretty.json"
+	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -22,7 +22,8 @@ type VerifyOptions struct {
 	// are recomputed.
 	Secret []byte
 	// PublicKey is the operator key the caller trusts. With it the envelope must name
-	// this key.
+	// this key. A key of small order is refused with ErrMalformed, as every parser of
+	// keys in this package refuses it.
 	PublicKey ed25519.PublicKey
 }
 
@@ -56,8 +57,10 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 	if opts.Secret != nil && len(opts.Secret) < MinSecretBytes {
 		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(opts.Secret), MinSecretBytes)
 	}
-	if opts.PublicKey != nil && len(opts.PublicKey) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("%w: trusted key is %d bytes, want %d", ErrMalformed, len(opts.PublicKey), ed25519.PublicKeySize)
+	if opts.PublicKey != nil {
+		if err := checkKeyOrder(opts.PublicKey); err != nil {
+			return nil, fmt.Errorf("trusted key: %w", err)
+		}
 	}
 	v := entryVerifier{tree: newTree(), leafHasher: sha256.New()}
 	if opts.Secret != nil {

@@ -17,8 +17,9 @@ const (
 )
 
 // ParsePublicKeyPEM decodes one PEM "PUBLIC KEY" block holding an Ed25519
-// SubjectPublicKeyInfo. Any other block type or key type, PEM headers, data before or
-// after the block, or a second block is an error wrapping ErrMalformed.
+// SubjectPublicKeyInfo. Any other block type or key type, a key of small order (see
+// checkKeyOrder), PEM headers, data before or after the block, or a second block is an
+// error wrapping ErrMalformed.
 func ParsePublicKeyPEM(text []byte) (ed25519.PublicKey, error) {
 	block, err := decodeOnePEM(text, pemPublicKey)
 	if err != nil {
@@ -32,7 +33,48 @@ func ParsePublicKeyPEM(text []byte) (ed25519.PublicKey, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: public key is %T, want Ed25519", ErrMalformed, key)
 	}
+	if err := checkKeyOrder(pub); err != nil {
+		return nil, err
+	}
 	return pub, nil
+}
+
+// smallOrderY are the encodings, sign bit cleared, of the y-coordinates of the 8 Ed25519
+// points of order 1, 2, 4 or 8: 1, p-1, 0, the two of order 8, and p and p+1, which
+// crypto/ed25519 takes as non-canonical spellings of 0 and 1. With the sign bit either
+// way they give every encoding (14 in all) that crypto/ed25519 decodes to such a point.
+var smallOrderY = func() (ys [7][ed25519.PublicKeySize]byte) {
+	for i, h := range [...]string{
+		"0100000000000000000000000000000000000000000000000000000000000000", // 1: identity
+		"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // p-1: order 2
+		"0000000000000000000000000000000000000000000000000000000000000000", // 0: order 4
+		"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", // order 8
+		"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", // order 8
+		"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // p ≡ 0
+		"eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // p+1 ≡ 1
+	} {
+		hex.Decode(ys[i][:], []byte(h))
+	}
+	return ys
+}()
+
+// checkKeyOrder refuses a public key of the wrong length or on a point of small order.
+// Under a small-order key anyone can forge signatures: R = identity, S = 0 verifies every
+// message under the identity point and some messages under the others. The error wraps
+// ErrMalformed.
+func checkKeyOrder(pub ed25519.PublicKey) error {
+	if len(pub) != ed25519.PublicKeySize {
+		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
+	}
+	var y [ed25519.PublicKeySize]byte
+	copy(y[:], pub)
+	y[31] &= 0x7f // the sign of x
+	for _, small := range smallOrderY {
+		if y == small {
+			return fmt.Errorf("%w: public key is an Ed25519 point of small order, under which anyone can forge signatures", ErrMalformed)
+		}
+	}
+	return nil
 }
 
 // MarshalPublicKeyPEM encodes an Ed25519 public key as a PEM "PUBLIC KEY" block

@@ -86,6 +86,11 @@ func (l *lexer) quoted(limit int) (raw []byte, escaped bool, err error) {
 	for {
 		chunk, err := l.r.ReadSlice('"')
 		l.off += int64(len(chunk))
+		// Every chunk is searched: a string longer than the buffer arrives in several,
+		// and an escape in any of them means the whole string must be decoded.
+		if !escaped && bytes.IndexByte(chunk, '\\') >= 0 {
+			escaped = true
+		}
 		l.buf = append(l.buf, chunk...)
 		if len(l.buf) > limit+1 {
 			return nil, false, fmt.Errorf("string longer than %d bytes", limit)
@@ -97,9 +102,6 @@ func (l *lexer) quoted(limit int) (raw []byte, escaped bool, err error) {
 			return nil, false, err
 		}
 		raw := l.buf[:len(l.buf)-1]
-		if bytes.IndexByte(chunk, '\\') >= 0 {
-			escaped = true
-		}
 		// The quote ends the string unless an odd run of backslashes precedes it.
 		n := 0
 		for i := len(raw) - 1; i >= 0 && raw[i] == '\\'; i-- {
@@ -151,8 +153,11 @@ func (l *lexer) plainStr(limit int) ([]byte, error) {
 	return raw, err
 }
 
-// int reads a non-negative integer below 2^53.
+// int reads a non-negative integer below 2^53, after any whitespace.
 func (l *lexer) int() (int64, error) {
+	if _, err := l.peek(); err != nil { // skips the whitespace JSON allows before a value
+		return 0, err
+	}
 	var digits [20]byte
 	n := 0
 	for {

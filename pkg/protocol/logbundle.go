@@ -209,7 +209,8 @@ func verifyLogSignature(key crypto.PublicKey, msg, sig []byte) bool {
 }
 
 // ParseLogPublicKeyPEM parses a transparency log's public key: a PKIX "PUBLIC KEY" PEM
-// block holding an ECDSA or Ed25519 key, as Rekor's /api/v1/log/publicKey serves it.
+// block holding an ECDSA or Ed25519 key, as Rekor's /api/v1/log/publicKey serves it. An
+// Ed25519 key of small order is refused, as ParsePublicKeyPEM refuses it.
 func ParseLogPublicKeyPEM(text []byte) (crypto.PublicKey, error) {
 	block, err := decodeOnePEM(text, pemPublicKey)
 	if err != nil {
@@ -219,8 +220,13 @@ func ParseLogPublicKeyPEM(text []byte) (crypto.PublicKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: log public key: %w", ErrMalformed, err)
 	}
-	switch key.(type) {
-	case *ecdsa.PublicKey, ed25519.PublicKey:
+	switch k := key.(type) {
+	case ed25519.PublicKey:
+		if err := checkKeyOrder(k); err != nil {
+			return nil, fmt.Errorf("log public key: %w", err)
+		}
+		return key, nil
+	case *ecdsa.PublicKey:
 		return key, nil
 	}
 	return nil, fmt.Errorf("%w: log public key is a %T, want ECDSA or Ed25519", ErrMalformed, key)
