@@ -53,7 +53,9 @@ var smallOrderY = func() (ys [7][ed25519.PublicKeySize]byte) {
 		"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // p ≡ 0
 		"eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", // p+1 ≡ 1
 	} {
-		hex.Decode(ys[i][:], []byte(h))
+		if _, err := hex.Decode(ys[i][:], []byte(h)); err != nil {
+			panic("protocol: smallOrderY: " + err.Error()) // a constant above is not hex
+		}
 	}
 	return ys
 }()
