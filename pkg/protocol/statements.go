@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -37,21 +38,77 @@ func VerifyRegistration(pub ed25519.PublicKey, orgName, sigB64 string) error {
 	return verifySignature(pub, RegistrationMessage(orgName, pub), sigB64, "registration proof of possession")
 }
 
-// SignChallenge returns key's signature over the UTF-8 bytes of a server-issued nonce, in
-// padded standard base64 (registration through the API). If key is not 64 bytes it returns
-// "", which no verifier accepts.
-func SignChallenge(key ed25519.PrivateKey, nonce string) string {
-	if len(key) != ed25519.PrivateKeySize {
-		return ""
+// ChallengePrefix starts every server-issued challenge nonce. No other form an operator
+// key signs starts with it (see docs/PROTOCOL.md, "Signed forms"), so a signature over a
+// challenge is never a withdrawal, a rotation, a registration proof or a body-nonce token.
+const ChallengePrefix = "cairn-challenge:"
+
+// Limits on a challenge's body, the part after ChallengePrefix.
+const (
+	challengeBodyMinLen = 16
+	challengeBodyMaxLen = 256
+)
+
+// rotationLead starts every key-rotation message: the new key's PEM text must begin with it.
+const rotationLead = "-----BEGIN PUBLIC KEY-----"
+
+// NewChallenge returns the challenge nonce ChallengePrefix ‖ body, for a server that made
+// body (for example random ‖ expiry, MACed). It returns an error wrapping ErrMalformed
+// unless body is 16 to 256 characters of [A-Za-z0-9_-].
+func NewChallenge(body string) (string, error) {
+	if !validChallengeBody(body) {
+		return "", fmt.Errorf("%w: challenge body is not 16 to 256 characters of [A-Za-z0-9_-]", ErrMalformed)
 	}
-	return signB64(key, []byte(nonce))
+	return ChallengePrefix + body, nil
 }
 
-// VerifyChallenge checks that sigB64 is pub's signature over nonce's UTF-8 bytes. Errors
-// wrap ErrMalformed (pub not 32 bytes, sigB64 not canonical padded base64 of 64 bytes) or
-// ErrSignature. The caller must still check that nonce is one it issued, unexpired and not
-// used before.
+// IsChallenge reports whether nonce has the challenge form: ChallengePrefix, then 16 to 256
+// characters of [A-Za-z0-9_-]. It checks the form only; the server must still check the
+// challenge is one it issued, unexpired and unused.
+func IsChallenge(nonce string) bool {
+	body, ok := strings.CutPrefix(nonce, ChallengePrefix)
+	return ok && validChallengeBody(body)
+}
+
+// validChallengeBody reports whether s is 16 to 256 characters of [A-Za-z0-9_-].
+func validChallengeBody(s string) bool {
+	if len(s) < challengeBodyMinLen || len(s) > challengeBodyMaxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// SignChallenge returns key's signature over the UTF-8 bytes of a server-issued challenge
+// nonce, in padded standard base64 (registration through the API). It refuses, with an
+// error wrapping ErrMalformed, a key that is not 64 bytes and a nonce that is not of the
+// challenge form (IsChallenge): whatever a server sends, the client signs nothing that
+// another verifier could read as a statement or a body-nonce token.
+func SignChallenge(key ed25519.PrivateKey, nonce string) (string, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return "", fmt.Errorf("%w: Ed25519 private key is %d bytes, want %d", ErrMalformed, len(key), ed25519.PrivateKeySize)
+	}
+	if !IsChallenge(nonce) {
+		return "", fmt.Errorf("%w: refusing to sign a challenge that is not %q and 16 to 256 characters of [A-Za-z0-9_-]", ErrMalformed, ChallengePrefix)
+	}
+	return signB64(key, []byte(nonce)), nil
+}
+
+// VerifyChallenge checks that nonce has the challenge form (IsChallenge) and that sigB64 is
+// pub's signature over its UTF-8 bytes. Errors wrap ErrMalformed (nonce not a challenge,
+// pub not 32 bytes, sigB64 not canonical padded base64 of 64 bytes) or ErrSignature. The
+// caller must still check that nonce is one it issued, unexpired and not used before.
 func VerifyChallenge(pub ed25519.PublicKey, nonce, sigB64 string) error {
+	if !IsChallenge(nonce) {
+		return fmt.Errorf("%w: challenge nonce is not %q and 16 to 256 characters of [A-Za-z0-9_-]", ErrMalformed, ChallengePrefix)
+	}
 	return verifySignature(pub, []byte(nonce), sigB64, "challenge signature")
 }
 
@@ -128,7 +185,8 @@ type KeyRotation struct {
 }
 
 // RotationMessage returns the bytes both key-rotation signatures cover: the new key's PEM
-// text exactly as sent, immediately followed by rotation_at, no separator.
+// text exactly as sent, immediately followed by rotation_at, no separator. Verify requires
+// the PEM text to start with "-----BEGIN PUBLIC KEY-----", the rotation's leading form.
 func RotationMessage(newPublicKeyPEM, rotationAt string) []byte {
 	return []byte(newPublicKeyPEM + rotationAt)
 }
@@ -161,8 +219,9 @@ func NewKeyRotation(oldKey, newKey ed25519.PrivateKey, at time.Time) (KeyRotatio
 }
 
 // Verify checks, in order: currentPub is 32 bytes (else ErrMalformed); r.OperatorID is
-// OperatorID(currentPub) (else ErrKeyNotTrusted); r.NewPublicKey parses as one Ed25519 PEM
-// "PUBLIC KEY" block (else ErrMalformed) and is not currentPub (else ErrMalformed);
+// OperatorID(currentPub) (else ErrKeyNotTrusted); r.NewPublicKey starts with
+// "-----BEGIN PUBLIC KEY-----", so the signed bytes have the rotation's leading form, and
+// parses as one Ed25519 PEM "PUBLIC KEY" block (else ErrMalformed) and is not currentPub (else ErrMalformed);
 // r.RotationAt parses as RFC 3339 (else ErrMalformed) and is within StatementMaxAge of now in
 // either direction, bounds included (else ErrExpired); both signatures are present and
 // canonical base64 (else ErrMalformed); old_key_signature verifies under currentPub, then
@@ -174,6 +233,9 @@ func NewKeyRotation(oldKey, newKey ed25519.PrivateKey, at time.Time) (KeyRotatio
 func (r KeyRotation) Verify(currentPub ed25519.PublicKey, now time.Time) (ed25519.PublicKey, error) {
 	if err := checkOperatorKey(currentPub, r.OperatorID, "key rotation"); err != nil {
 		return nil, err
+	}
+	if !strings.HasPrefix(r.NewPublicKey, rotationLead) {
+		return nil, fmt.Errorf("%w: key rotation new_public_key does not start with %q", ErrMalformed, rotationLead)
 	}
 	newPub, err := ParsePublicKeyPEM([]byte(r.NewPublicKey))
 	if err != nil {

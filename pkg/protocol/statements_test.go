@@ -90,26 +90,61 @@ func TestRegistration(t *testing.T) {
 
 func TestChallenge(t *testing.T) {
 	key := stmtTestKey(1)
-	nonce := "srv-nonce_0123456789abcdef"
-	sig := SignChallenge(key, nonce)
+	nonce := "cairn-challenge:srv-nonce_0123456789abcdef"
+	sig, err := SignChallenge(key, nonce)
+	if err != nil {
+		t.Fatalf("SignChallenge: %v", err)
+	}
+	otherKey, _ := SignChallenge(stmtTestKey(2), nonce)
 	cases := map[string]struct {
 		pub   ed25519.PublicKey
 		nonce string
 		sig   string
 		want  error
 	}{
-		"round trip":    {stmtPub(key), nonce, sig, nil},
-		"other nonce":   {stmtPub(key), nonce + "x", sig, ErrSignature},
-		"other key":     {stmtPub(stmtTestKey(2)), nonce, sig, ErrSignature},
-		"tampered sig":  {stmtPub(key), nonce, stmtFlip(t, sig), ErrSignature},
-		"URL-safe sig":  {stmtPub(key), nonce, base64.URLEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, 64)), ErrMalformed},
-		"nil key":       {nil, nonce, sig, ErrMalformed},
-		"bad key signs": {stmtPub(key), nonce, SignChallenge(nil, nonce), ErrMalformed},
+		"round trip":      {stmtPub(key), nonce, sig, nil},
+		"other nonce":     {stmtPub(key), nonce + "x", sig, ErrSignature},
+		"other key":       {stmtPub(stmtTestKey(2)), nonce, sig, ErrSignature},
+		"signed by other": {stmtPub(key), nonce, otherKey, ErrSignature},
+		"tampered sig":    {stmtPub(key), nonce, stmtFlip(t, sig), ErrSignature},
+		"URL-safe sig":    {stmtPub(key), nonce, base64.URLEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, 64)), ErrMalformed},
+		"nil key":         {nil, nonce, sig, ErrMalformed},
+		"no prefix":       {stmtPub(key), strings.TrimPrefix(nonce, ChallengePrefix), sig, ErrMalformed},
+		"short body":      {stmtPub(key), ChallengePrefix + "0123456789abcde", sig, ErrMalformed},
+		"long body":       {stmtPub(key), ChallengePrefix + strings.Repeat("a", 257), sig, ErrMalformed},
+		"space in body":   {stmtPub(key), ChallengePrefix + "0123456789 abcdef", sig, ErrMalformed},
+		"upper prefix":    {stmtPub(key), strings.ToUpper(ChallengePrefix) + "srv-nonce_0123456789abcdef", sig, ErrMalformed},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			stmtCheck(t, VerifyChallenge(tc.pub, tc.nonce, tc.sig), tc.want)
 		})
+	}
+	refuse := map[string]struct {
+		key   ed25519.PrivateKey
+		nonce string
+	}{
+		"bad key":      {key[:10], nonce},
+		"nil key":      {nil, nonce},
+		"no prefix":    {key, "srv-nonce_0123456789abcdef"},
+		"withdrawal":   {key, string(WithdrawalMessage(OperatorID(stmtPub(key)), "2026-01-02T15:04:05Z"))},
+		"registration": {key, string(RegistrationMessage("acme", stmtPub(key)))},
+		"body nonce":   {key, BodyNonce(stmtTestNow, nil)},
+		"prefix only":  {key, ChallengePrefix},
+		"prefix twice": {key, ChallengePrefix + ChallengePrefix + "0123456789abcdef"},
+	}
+	for name, tc := range refuse {
+		t.Run("sign "+name, func(t *testing.T) {
+			if s, err := SignChallenge(tc.key, tc.nonce); !errors.Is(err, ErrMalformed) || s != "" {
+				t.Fatalf("SignChallenge(%q) = %q, %v; want \"\", ErrMalformed", tc.nonce, s, err)
+			}
+		})
+	}
+	if c, err := NewChallenge("srv-nonce_0123456789abcdef"); err != nil || c != nonce {
+		t.Fatalf("NewChallenge = %q, %v; want %q", c, err, nonce)
+	}
+	if c, err := NewChallenge("withdraw op_x at now"); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("NewChallenge(statement) = %q, %v; want ErrMalformed", c, err)
 	}
 }
 

@@ -19,9 +19,7 @@ const TokenMaxAge = 5 * time.Minute
 // Limits on the shapes ParseToken accepts.
 const (
 	tokenMaxLen       = 1024 // whole token, including any "Bearer " prefix
-	nonceMinLen       = 16
-	nonceMaxLen       = 256
-	bodyNonceMaxDigit = 19 // decimal digits of a non-negative int64
+	bodyNonceMaxDigit = 19   // decimal digits of a non-negative int64
 )
 
 // Token is a parsed bearer token "<operator_id>.<nonce>.<sig_b64>". A Token from ParseToken
@@ -31,7 +29,8 @@ type Token struct {
 	// OperatorID is "op_" and 16 lowercase hex characters; see OperatorID.
 	OperatorID string
 	// Nonce is either a body nonce "<unix_seconds>-<hex SHA-256 of the body>" (see
-	// BodyNonce) or a server-issued challenge: 16 to 256 characters of [A-Za-z0-9_-].
+	// BodyNonce) or a server-issued challenge: ChallengePrefix and 16 to 256 characters
+	// of [A-Za-z0-9_-] (see IsChallenge).
 	Nonce string
 	// Signature is the 64-byte Ed25519 signature over the nonce's UTF-8 bytes.
 	Signature []byte
@@ -99,8 +98,8 @@ func SignToken(key ed25519.PrivateKey, nonce string) (string, error) {
 // ParseToken parses a bearer token, with or without the "Bearer " prefix (scheme matched
 // case-insensitively, then exactly one space). It checks shape only: at most 1024
 // characters; exactly three '.'-separated parts; the operator ID is "op_" and 16 lowercase
-// hex characters; the nonce is 16 to 256 characters of [A-Za-z0-9_-] (every body nonce is
-// of this shape); the signature is canonical padded standard base64 of exactly 64 bytes.
+// hex characters; the nonce is a body nonce (IsBodyNonce) or a challenge (IsChallenge); the
+// signature is canonical padded standard base64 of exactly 64 bytes.
 // Anything else is an error wrapping ErrMalformed.
 //
 // The caller must still call Verify with the key registered for OperatorID and then either
@@ -121,7 +120,7 @@ func ParseToken(s string) (*Token, error) {
 		return nil, fmt.Errorf("%w: token operator ID is not op_ and 16 lowercase hex", ErrMalformed)
 	}
 	if !validNonce(parts[1]) {
-		return nil, fmt.Errorf("%w: token nonce is not 16 to 256 characters of [A-Za-z0-9_-]", ErrMalformed)
+		return nil, fmt.Errorf("%w: token nonce is neither <unix_seconds>-<64 lowercase hex> nor %q and its body", ErrMalformed, ChallengePrefix)
 	}
 	sig, err := decodeCanonicalBase64("signature", parts[2], ed25519.SignatureSize)
 	if err != nil {
@@ -192,21 +191,11 @@ func (t *Token) CheckBodyNonce(now time.Time, body []byte, maxAge time.Duration)
 	return nil
 }
 
-// validNonce reports whether s is 16 to 256 characters of [A-Za-z0-9_-]. Body nonces are of
-// this shape too.
+// validNonce reports whether s is a token nonce: a body nonce (IsBodyNonce, starting with
+// a digit) or a challenge (IsChallenge, starting with ChallengePrefix). No other signed
+// form starts with either.
 func validNonce(s string) bool {
-	if len(s) < nonceMinLen || len(s) > nonceMaxLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return IsBodyNonce(s) || IsChallenge(s)
 }
 
 // verifySignature checks that sigB64 is pub's Ed25519 signature over msg. what names the

@@ -48,7 +48,8 @@ func TestBodyNonceShape(t *testing.T) {
 		"no seconds":      {"-" + strings.Repeat("a", 64), false},
 		"int64 overflow":  {"9223372036854775808-" + strings.Repeat("a", 64), false},
 		"int64 max":       {"9223372036854775807-" + strings.Repeat("a", 64), true},
-		"challenge":       {"abcdefghijklmnopqrstuvwxyz", false},
+		"challenge":       {"cairn-challenge:abcdefghijklmnopqrstuvwxyz", false},
+		"old challenge":   {"abcdefghijklmnopqrstuvwxyz", false},
 		"letters in time": {"17673x6245-" + strings.Repeat("a", 64), false},
 	}
 	for name, tc := range cases {
@@ -86,7 +87,7 @@ func TestTokenRoundTrip(t *testing.T) {
 		})
 	}
 
-	challenge := "srv_challenge-0123456789ABCDEFabcdef"
+	challenge := "cairn-challenge:srv_challenge-0123456789ABCDEFabcdef"
 	tok, err := ParseToken(tokenMustSign(t, key, challenge))
 	if err != nil {
 		t.Fatalf("ParseToken(challenge token): %v", err)
@@ -223,6 +224,11 @@ func TestParseTokenRejects(t *testing.T) {
 		"wrong op prefix":      join("ob_"+op[3:], nonce, sig),
 		"nonce too short":      join(op, "abcdefghijklmno", sig),
 		"nonce too long":       join(op, strings.Repeat("a", 257), sig),
+		"unprefixed challenge": join(op, "abcdefghijklmnopqrstuvwxyz", sig),
+		"challenge too short":  join(op, ChallengePrefix+"abcdefghijklmno", sig),
+		"challenge too long":   join(op, ChallengePrefix+strings.Repeat("a", 257), sig),
+		"challenge colon body": join(op, ChallengePrefix+"abcdefgh:ijklmnop", sig),
+		"statement nonce":      join(op, "withdraw_op_0123456789abcdef_at_x", sig),
 		"nonce with space":     join(op, "abcdefgh ijklmnop", sig),
 		"nonce with plus":      join(op, "abcdefgh+ijklmnop", sig),
 		"63-byte signature":    join(op, nonce, base64.StdEncoding.EncodeToString(raw[:63])),
@@ -255,6 +261,8 @@ func TestSignTokenRejects(t *testing.T) {
 		"short key":       {tokenTestKey(1)[:63], BodyNonce(tokenTestNow, nil)},
 		"nil key":         {nil, BodyNonce(tokenTestNow, nil)},
 		"short nonce":     {tokenTestKey(1), "abc"},
+		"no prefix":       {tokenTestKey(1), "abcdefghijklmnopqrstuvwxyz"},
+		"withdrawal":      {tokenTestKey(1), "withdraw op_0123456789abcdef at 2026-01-02T15:04:05Z"},
 		"dot in nonce":    {tokenTestKey(1), "abcdefgh.ijklmnop"},
 		"non-ASCII nonce": {tokenTestKey(1), "abcdefghijklmnopé"},
 	}
@@ -273,8 +281,8 @@ func FuzzParseToken(f *testing.F) {
 	for _, s := range []string{
 		tokenMustSign(f, key, body),
 		"Bearer " + tokenMustSign(f, key, body),
-		tokenMustSign(f, key, "challenge_0123456789-ABC"),
-		tokenMustSign(f, key, strings.Repeat("z", 256)),
+		tokenMustSign(f, key, "cairn-challenge:challenge_0123456789-ABC"),
+		tokenMustSign(f, key, ChallengePrefix+strings.Repeat("z", 256)),
 		"op_0123456789abcdef.abcdefghijklmnop." + strings.Repeat("A", 86) + "==",
 		"", "...", "Bearer ", "op_.x.y",
 	} {
