@@ -139,6 +139,25 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"message", string(RegistrationMessage("Acme Research", opPub))},
 		[2]string{"signature", SignRegistration(opKey, "Acme Research")},
 	)
+	challenge, err := NewChallenge("1763730300-6f1c2a9e0b7d4e38a5c0f2d1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	challengeSig, err := SignChallenge(opKey, challenge)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	challengeToken, err := SignToken(opKey, challenge)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	add("challenge",
+		[2]string{"challenge_body", strings.TrimPrefix(challenge, ChallengePrefix)},
+		[2]string{"nonce", challenge},
+		[2]string{"nonce_hex", hex.EncodeToString([]byte(challenge))},
+		[2]string{"signature", challengeSig},
+		[2]string{"as_token", "Bearer " + challengeToken},
+	)
 	reqBody := []byte(`{"hello":"federation"}`)
 	nonce := BodyNonce(time.Unix(1763730000, 0), reqBody)
 	token, err := SignToken(opKey, nonce)
