@@ -122,8 +122,9 @@ func signedForms(t *testing.T, key ed25519.PrivateKey, now time.Time) []signedFo
 			}},
 		{"registration proof", "register ", RegistrationMessage("Acme Research", pub), SignRegistration(key, "Acme Research"),
 			func(_ *testing.T, pub ed25519.PublicKey, msg []byte, sig string) error {
-				org, ok := strings.CutPrefix(string(msg), "register ")
-				if org, ok = strings.CutSuffix(org, " "+Fingerprint(pub)); !ok {
+				org, prefixed := strings.CutPrefix(string(msg), "register ")
+				org, suffixed := strings.CutSuffix(org, " "+Fingerprint(pub))
+				if !prefixed || !suffixed {
 					return errNotThisForm
 				}
 				return VerifyRegistration(pub, org, sig)
