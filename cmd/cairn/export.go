@@ -5,8 +5,10 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,8 +124,15 @@ the signer must be that key; with the HMAC secret (CAIRN_HMAC_SECRET, --secret-h
 --secret-file) every HMAC and the chain signature too. With neither, the export is checked
 for consistency but bound to no key, which is a mismatch.
 
-Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printed),
-1 unreadable or malformed, 2 bad arguments.`,
+The first line says "valid:" only when every header member is authenticated (the public
+key was given). With the secret alone it says "checks passed, not all authenticated:" and a
+"not authenticated:" line names the header members nothing checked: exported_at always, and
+for a header-only export (no entries, so no HMAC) also first_seq, first_prev_hash and
+entries_root, since chain_signature covers only last_hmac_hash and entry_count.
+
+Exit status: 0 every check that could run passed (read the first line for what that
+covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
+malformed, 2 bad arguments.`,
 		Args: exactArgs(1, "one export file (- for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			secret, err := o.secret(false)
@@ -150,18 +159,37 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 			if err != nil {
 				return err
 			}
-			h := report.Header
-			carried := fmt.Sprintf("%d entries", report.Entries)
-			if report.Entries == 0 {
-				carried = "header only"
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "valid: export of seq %d..%d (%s), HMACs checked: %t, signer trusted: %t\n",
-				h.FirstSeq, h.LastSeq, carried, report.HMACsChecked, report.KeyTrusted)
-			return err
+			return printExportReport(cmd.OutOrStdout(), report)
 		},
 	}
 	cmd.Flags().StringVar(&publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
 	cmd.Flags().StringVar(&o.secretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
 	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "file holding the HMAC secret in hex")
 	return cmd
+}
+
+// printExportReport writes what verify-export checked. "valid" is said only when every
+// header member is authenticated; otherwise the members nothing checked are named.
+func printExportReport(w io.Writer, report *protocol.ExportReport) error {
+	h := report.Header
+	carried := fmt.Sprintf("%d entries", report.Entries)
+	hmacs := fmt.Sprintf("%t", report.HMACsChecked)
+	if report.Entries == 0 {
+		carried = "header only"
+		hmacs = "false (no entries)"
+	}
+	verdict := "valid"
+	if len(report.Unauthenticated) > 0 {
+		verdict = "checks passed, not all authenticated"
+	}
+	if _, err := fmt.Fprintf(w, "%s: export of seq %d..%d (%s), HMACs checked: %s, chain_signature checked: %t, signer trusted: %t\n",
+		verdict, h.FirstSeq, h.LastSeq, carried, hmacs, report.ChainSignatureChecked, report.KeyTrusted); err != nil {
+		return err
+	}
+	if len(report.Unauthenticated) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "authenticated: %s (by the secret)\nnot authenticated: %s (nothing checked them: give --public-key to check the signature that covers them)\n",
+		strings.Join(report.Authenticated, ", "), strings.Join(report.Unauthenticated, ", "))
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,7 +41,8 @@ func TestExportDownloadVerifies(t *testing.T) {
 				t.Fatalf("the download does not verify: %v", err)
 			}
 			h := report.Header
-			if h.FirstSeq != tc.first || h.LastSeq != tc.last || h.EntryCount != tc.last || report.Entries != tc.wantEntries || !report.KeyTrusted || !report.HMACsChecked {
+			if h.FirstSeq != tc.first || h.LastSeq != tc.last || h.EntryCount != tc.last || report.Entries != tc.wantEntries || !report.KeyTrusted ||
+				report.HMACsChecked != (tc.wantEntries > 0) || !report.ChainSignatureChecked || len(report.Unauthenticated) != 0 {
 				t.Errorf("report %+v, header %+v", report, h)
 			}
 		})
@@ -207,8 +209,12 @@ func TestVerifyExportUpload(t *testing.T) {
 			if (got.Note == "") != got.HMACsChecked {
 				t.Errorf("note %q with hmacs_checked %v", got.Note, got.HMACsChecked)
 			}
+			if got.Valid && got.ChainSigChecked != (got.SecretFrom != "none") {
+				t.Errorf("chain_signature_checked %v with the secret from %s", got.ChainSigChecked, got.SecretFrom)
+			}
 			got.Error, got.Header, got.Field, got.Note = "", nil, "", ""
-			if got != tc.want {
+			got.ChainSigChecked, got.Checks, got.Authenticated, got.Unauthenticated = false, nil, nil, nil
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v\n%s", got, tc.want, out)
 			}
 		})

@@ -28,17 +28,21 @@ type exportRequest struct {
 
 // exportVerifyResult is the answer of POST /api/export/verify.
 type exportVerifyResult struct {
-	Valid        bool                   `json:"valid" doc:"every check passed"`
-	Reason       string                 `json:"reason,omitempty" doc:"why the export fails: an entry reason, or header_mismatch, signature, key_not_trusted, no_trusted_key, malformed"`
-	Error        string                 `json:"error,omitempty" doc:"the failure, for people"`
-	Seq          int64                  `json:"seq,omitempty" doc:"seq of the entry that failed"`
-	Field        string                 `json:"field,omitempty" doc:"the header member that does not match"`
-	Entries      int64                  `json:"entries" doc:"entries the export carried; 0 for a header-only export"`
-	HMACsChecked bool                   `json:"hmacs_checked" doc:"whether every hmac_hash and chain_signature were recomputed"`
-	KeyTrusted   bool                   `json:"key_trusted" doc:"whether the export was signed by the public_key sent with it"`
-	SecretFrom   string                 `json:"secret_from" enum:"header,server,none" doc:"where the HMAC secret came from: the X-Secret-Hex header, the server's own (use_server_secret=true), or none"`
-	Note         string                 `json:"note,omitempty" doc:"what was not checked and why, when HMACs were not"`
-	Header       *protocol.ExportHeader `json:"header,omitempty" doc:"the export's header, once read"`
+	Valid           bool                   `json:"valid" doc:"every check that could run passed; unauthenticated lists the header members no check covered"`
+	Reason          string                 `json:"reason,omitempty" doc:"why the export fails: an entry reason, or header_mismatch, signature, key_not_trusted, no_trusted_key, malformed"`
+	Error           string                 `json:"error,omitempty" doc:"the failure, for people"`
+	Seq             int64                  `json:"seq,omitempty" doc:"seq of the entry that failed"`
+	Field           string                 `json:"field,omitempty" doc:"the header member that does not match"`
+	Entries         int64                  `json:"entries" doc:"entries the export carried; 0 for a header-only export"`
+	HMACsChecked    bool                   `json:"hmacs_checked" doc:"whether the export carried entries and every hmac_hash and chain_signature were recomputed; false for a header-only export, which has no hmac_hash"`
+	ChainSigChecked bool                   `json:"chain_signature_checked" doc:"whether chain_signature (over last_hmac_hash and entry_count) was recomputed with the secret"`
+	KeyTrusted      bool                   `json:"key_trusted" doc:"whether the export was signed by the public_key sent with it"`
+	Checks          []protocol.Check       `json:"checks,omitempty" doc:"the checks run, in order: entries, hmacs, header_vs_entries, chain_signature, envelope_signature, trusted_key; a skipped one says why"`
+	Authenticated   []string               `json:"authenticated,omitempty" doc:"header members a trusted key or the secret vouches for, when valid"`
+	Unauthenticated []string               `json:"unauthenticated,omitempty" doc:"header members nothing the caller trusts vouches for, when valid (with the secret alone: exported_at; for a header-only export also first_seq, first_prev_hash and entries_root)"`
+	SecretFrom      string                 `json:"secret_from" enum:"header,server,none" doc:"where the HMAC secret came from: the X-Secret-Hex header, the server's own (use_server_secret=true), or none"`
+	Note            string                 `json:"note,omitempty" doc:"what was not checked and why, when HMACs were not"`
+	Header          *protocol.ExportHeader `json:"header,omitempty" doc:"the export's header, once read"`
 }
 
 // Reasons an export fails that are not an entry's (see protocol's errors).
@@ -213,6 +217,13 @@ const useServerSecretParam = "use_server_secret"
 // noHMACsNote is the note of a verification that checked no HMAC.
 const noHMACsNote = "HMACs and chain_signature were not checked: send the secret in X-Secret-Hex, or ask for the server's with " + useServerSecretParam + "=true"
 
+// headerOnlyNote is the note of a header-only export checked with the secret alone.
+const headerOnlyNote = "header-only export: no entries, so no hmac_hash to check; chain_signature was checked and covers last_hmac_hash and entry_count; exported_at, first_seq, first_prev_hash and entries_root are not authenticated: send public_key to check the signature over them"
+
+// headerOnlyTrustedNote is the note of a header-only export checked with the secret and
+// a trusted key.
+const headerOnlyTrustedNote = "header-only export: no entries, so no hmac_hash to check; chain_signature was checked, and the trusted key's signature covers every header member"
+
 // exportSecret reads the secret to check HMACs with: X-Secret-Hex's, or the server's
 // when the request asks for it with use_server_secret=true, else none. The server's
 // secret is never used unasked: a caller who can upload exports must not have the
@@ -280,8 +291,17 @@ func formError(err error) error {
 func (res *exportVerifyResult) fill(report *protocol.ExportReport, err error) {
 	if report != nil {
 		res.Entries, res.HMACsChecked, res.KeyTrusted, res.Header = report.Entries, report.HMACsChecked, report.KeyTrusted, report.Header
+		res.ChainSigChecked, res.Checks = report.ChainSignatureChecked, report.Checks
+		res.Authenticated, res.Unauthenticated = report.Authenticated, report.Unauthenticated
 	}
-	if !res.HMACsChecked {
+	switch {
+	case res.HMACsChecked:
+	case res.SecretFrom != "none" && report != nil && report.Entries == 0:
+		res.Note = headerOnlyNote
+		if res.KeyTrusted {
+			res.Note = headerOnlyTrustedNote
+		}
+	default:
 		res.Note = noHMACsNote
 	}
 	res.Valid = err == nil

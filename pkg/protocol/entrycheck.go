@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
 )
 
 // CheckEntry checks everything about one entry that needs no other entry, with the
 // checks and reasons VerifyExport uses, in its order: the entry's shape
-// (ReasonMalformed), SHA-256 of the body against canonical_hash (ReasonBodyHash), the
-// columns against the body's members (ReasonColumn), and, when mac is not nil, hmac_hash
+// (ReasonMalformed), SHA-256 of the body against canonical_hash (ReasonBodyHash), that
+// the body is its own RFC 8785 form (ReasonNonCanonical), the columns against the body's members (ReasonColumn), and, when mac is not nil, hmac_hash
 // (ReasonHMAC). Failures are an *EntryError.
 //
 // mac must be HMAC-SHA256 keyed with the chain secret (hmac.New(sha256.New, secret)); it
@@ -30,6 +32,9 @@ func CheckEntry(e *Entry, mac hash.Hash) error {
 	hex.Encode(want[:], sum[:])
 	if string(want[:]) != e.CanonicalHash {
 		return fail(ReasonBodyHash, &MismatchError{Field: "canonical_hash", Want: string(want[:]), Got: e.CanonicalHash})
+	}
+	if err := canonical.Check(e.CanonicalBody); err != nil {
+		return fail(ReasonNonCanonical, fmt.Errorf("%w: body is not RFC 8785 JSON: %w", ErrMismatch, err))
 	}
 	if err := checkColumns(e); err != nil {
 		return fail(ReasonColumn, err)

@@ -90,6 +90,10 @@ const (
 	// ReasonColumn means a column (timestamp_ns, trace_id, span_id, span_name, span_kind)
 	// differs from the value in the body.
 	ReasonColumn = "column_mismatch"
+	// ReasonNonCanonical means the body is not its own RFC 8785 form (canonical.Check):
+	// whitespace, keys out of order or repeated, an escape or number JCS does not write,
+	// invalid UTF-8, or anything else that is not canonical JSON.
+	ReasonNonCanonical = "non_canonical_body"
 	// ReasonMalformed means the entry is not of the format's shape.
 	ReasonMalformed = "malformed_entry"
 )

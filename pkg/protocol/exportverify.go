@@ -32,10 +32,82 @@ type ExportReport struct {
 	Header *ExportHeader
 	// Entries is how many entries the export carried; 0 for a header-only export.
 	Entries int64
-	// HMACsChecked is true when every hmac_hash and the chain_signature were recomputed.
+	// HMACsChecked is true when the export carried entries and every hmac_hash and the
+	// chain_signature were recomputed with the secret. It is false for a header-only
+	// export, which has no hmac_hash to recompute, even with the secret.
 	HMACsChecked bool
+	// ChainSignatureChecked is true when chain_signature was recomputed with the secret.
+	ChainSignatureChecked bool
 	// KeyTrusted is true when the envelope was signed by VerifyOptions.PublicKey.
 	KeyTrusted bool
+	// Checks are the checks run, in order (see the Check* names), up to and including the
+	// first that failed; a check that could not run is Skipped, with the reason.
+	Checks []Check
+	// Authenticated are the header members (of HeaderMembers) that something the caller
+	// trusts vouches for: the trusted key's envelope signature covers them all; the secret
+	// covers entry_count, last_seq (equal to it), last_hmac_hash and chain_signature
+	// through chain_signature, and with entries also first_seq, first_prev_hash and
+	// entries_root, which are recomputed from the HMAC-checked entries. Set only when
+	// VerifyExport returns no error.
+	Authenticated []string
+	// Unauthenticated are the other header members: nothing the caller trusts vouches for
+	// them, though their syntax was checked. Empty exactly when the whole header is
+	// authenticated. Set only when VerifyExport returns no error.
+	Unauthenticated []string
+}
+
+// Names of the checks in an ExportReport, in the order VerifyExport runs them.
+const (
+	// CheckEntries: every entry's shape, seq, body hash, canonical body, columns and link.
+	CheckEntries = "entries"
+	// CheckHMACs: every entry's hmac_hash, recomputed with the secret.
+	CheckHMACs = "hmacs"
+	// CheckHeaderAgainstEntries: first_seq, last_seq, first_prev_hash, last_hmac_hash and
+	// entries_root against the entries (and first_prev_hash against genesis for seq 1).
+	CheckHeaderAgainstEntries = "header_vs_entries"
+	// CheckChainSignature: chain_signature recomputed with the secret.
+	CheckChainSignature = "chain_signature"
+	// CheckEnvelopeSignature: the Ed25519 signature against the key the envelope names.
+	CheckEnvelopeSignature = "envelope_signature"
+	// CheckTrustedKey: the envelope's key is VerifyOptions.PublicKey.
+	CheckTrustedKey = "trusted_key"
+)
+
+// HeaderMembers are the header members an ExportReport says are authenticated or not,
+// in the order it lists them. format and version are constants, checked by value.
+var HeaderMembers = []string{"exported_at", "entry_count", "first_seq", "last_seq", "first_prev_hash", "last_hmac_hash", "chain_signature", "entries_root"}
+
+// secretMembers are the header members the secret authenticates through
+// chain_signature alone, with no entries.
+var secretMembers = map[string]bool{"entry_count": true, "last_seq": true, "last_hmac_hash": true, "chain_signature": true}
+
+// secretEntryMembers are the members the secret authenticates besides those when the
+// export carries entries, whose HMACs bind them.
+var secretEntryMembers = map[string]bool{"first_seq": true, "first_prev_hash": true, "entries_root": true}
+
+// pass, skip and fail record a check.
+func (r *ExportReport) pass(name, detail string) {
+	r.Checks = append(r.Checks, Check{Name: name, OK: true, Detail: detail})
+}
+
+func (r *ExportReport) skip(name, detail string) {
+	r.Checks = append(r.Checks, Check{Name: name, Skipped: true, Detail: detail})
+}
+
+func (r *ExportReport) fail(name string, err error) error {
+	r.Checks = append(r.Checks, Check{Name: name, Detail: err.Error()})
+	return err
+}
+
+// classify fills Authenticated and Unauthenticated.
+func (r *ExportReport) classify(secret bool) {
+	for _, m := range HeaderMembers {
+		if r.KeyTrusted || (secret && (secretMembers[m] || (r.Entries > 0 && secretEntryMembers[m]))) {
+			r.Authenticated = append(r.Authenticated, m)
+		} else {
+			r.Unauthenticated = append(r.Unauthenticated, m)
+		}
+	}
 }
 
 // VerifyExport reads an export from r as a stream and verifies it. For every entry, in
@@ -85,32 +157,59 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 		return nil, err
 	}
 	h := &sh.Header
-	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil}
+	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0}
 	if x.HasEntries() && v.span.count == 0 {
-		return report, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"}
+		return report, report.fail(CheckEntries, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"})
+	}
+	if v.span.count > 0 {
+		report.pass(CheckEntries, fmt.Sprintf("%d entries", v.span.count))
+	} else {
+		report.skip(CheckEntries, "header-only export: no entries")
+	}
+	switch {
+	case report.HMACsChecked:
+		report.pass(CheckHMACs, fmt.Sprintf("%d hmac_hash recomputed", v.span.count))
+	case v.mac != nil:
+		report.skip(CheckHMACs, "header-only export: no hmac_hash to recompute")
+	default:
+		report.skip(CheckHMACs, "no secret")
 	}
 	if err := v.checkHeader(h); err != nil {
-		return report, err
+		return report, report.fail(CheckHeaderAgainstEntries, err)
+	}
+	if v.span.count > 0 {
+		report.pass(CheckHeaderAgainstEntries, "")
+	} else {
+		report.skip(CheckHeaderAgainstEntries, "header-only export: first_seq, first_prev_hash and entries_root have no entries to be checked against")
 	}
 	if opts.Secret != nil {
 		want := ChainSignature(opts.Secret, h.LastHMACHash, h.EntryCount)
 		if !hmac.Equal([]byte(want), []byte(h.ChainSignature)) {
 			// The recomputed signature is not kept: it is what a forger needs.
-			return report, &MismatchError{Field: "chain_signature", Got: h.ChainSignature}
+			return report, report.fail(CheckChainSignature, &MismatchError{Field: "chain_signature", Got: h.ChainSignature})
 		}
+		report.ChainSignatureChecked = true
+		report.pass(CheckChainSignature, "covers last_hmac_hash and entry_count")
+	} else {
+		report.skip(CheckChainSignature, "no secret")
 	}
 	signer, err := verifyEnvelope(&sh.Signature, sh.Signed)
 	if err != nil {
-		return report, err
+		return report, report.fail(CheckEnvelopeSignature, err)
 	}
+	report.pass(CheckEnvelopeSignature, "signed by "+OperatorID(signer))
 	switch {
 	case opts.PublicKey != nil && !signer.Equal(opts.PublicKey):
-		return report, fmt.Errorf("%w: export signed by %s, trusted key is %s", ErrKeyNotTrusted, OperatorID(signer), OperatorID(opts.PublicKey))
+		return report, report.fail(CheckTrustedKey, fmt.Errorf("%w: export signed by %s, trusted key is %s", ErrKeyNotTrusted, OperatorID(signer), OperatorID(opts.PublicKey)))
 	case opts.PublicKey != nil:
 		report.KeyTrusted = true
+		report.pass(CheckTrustedKey, "")
 	case opts.Secret == nil:
-		return report, fmt.Errorf("%w: export is self-consistent under %s", ErrNoTrustedKey, OperatorID(signer))
+		return report, report.fail(CheckTrustedKey, fmt.Errorf("%w: export is self-consistent under %s", ErrNoTrustedKey, OperatorID(signer)))
+	default:
+		report.skip(CheckTrustedKey, "no public key: the envelope signature vouches for nothing")
 	}
+	report.classify(opts.Secret != nil)
 	return report, nil
 }
 
