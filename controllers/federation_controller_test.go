@@ -102,7 +102,7 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 		Expect(err).NotTo(HaveOccurred())
 		r := report.Receipt
 		Expect(*r.TLogLogIndex).To(Equal(ca.Status.LogEntry.LogIndex))
-		Expect(protocol.VerifyReceiptLog(r, protocol.LogVerifyOptions{Key: logKey, RequireSET: onRekor()})).To(Succeed())
+		Expect(protocol.VerifyReceiptLog(r, protocol.LogVerifyOptions{Key: logKey})).To(Succeed())
 		var bundle protocol.LogBundle
 		Expect(json.Unmarshal(r.TLogEntry, &bundle)).To(Succeed())
 		body, err := protocol.VerifyLogBundle(&bundle, protocol.LogVerifyOptions{Key: logKey})
