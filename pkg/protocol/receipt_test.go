@@ -48,7 +48,9 @@ func TestReceiptRoundTrip(t *testing.T) {
 	key := rcptKey(1)
 	idx, url := int64(42), "https://log.example/api/v1/log/entries?a=1&b=<2>"
 	logged := rcptReceipt(t, 3)
-	logged.TLogLogIndex, logged.TLogURL = &idx, &url
+	// A legacy receipt may name its log entry without the log's key; the current format
+	// names all or nothing (TestVerifyReceiptRejects).
+	logged.TLogLogIndex, logged.TLogURL, logged.Legacy = &idx, &url, true
 	loggedRaw, err := SignReceipt(logged, key)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +68,7 @@ func TestReceiptRoundTrip(t *testing.T) {
 		"compacted":       {compact.Bytes(), "no log entry yet"},
 		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
 		"logged":          {loggedRaw, "no log entry yet"},
-		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified: needs the log's key (VerifyReceiptLog)"},
+		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "legacy receipt: the log key is not signed; pass --log-key"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
@@ -101,6 +103,12 @@ func TestReceiptRoundTrip(t *testing.T) {
 func TestVerifyReceiptRejects(t *testing.T) {
 	key, other := rcptKey(1), rcptKey(2)
 	raw := rcptSigned(t, 3, key)
+	legacyReceipt := rcptReceipt(t, 3)
+	legacyReceipt.Legacy = true
+	legacy, err := SignReceipt(legacyReceipt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	otherPEM, _ := MarshalPublicKeyPEM(rcptPub(2))
 	edit := func(f func(m map[string]any)) []byte { return editJSON(t, raw, f) }
 	cases := map[string]struct {
@@ -119,17 +127,25 @@ func TestVerifyReceiptRejects(t *testing.T) {
 		"dropped participant": {edit(func(m map[string]any) {
 			m["participating_operators"] = m["participating_operators"].([]any)[1:]
 		}), rcptPub(1), ErrMismatch, "cross_anchor_hash"},
-		"changed anchor_id":          {edit(func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"set tlog_log_index":         {edit(func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrSignature, "federation_signature"},
-		"set tlog_url":               {edit(func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"added top-level member":     {edit(func(m map[string]any) { m["note"] = "hi" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"added participant member":   {edit(func(m map[string]any) { rcptParticipant(m, 0)["weight"] = 1 }), rcptPub(1), ErrSignature, "federation_signature"},
-		"other key's PEM":            {edit(func(m map[string]any) { m["federation_public_key_pem"] = string(otherPEM) }), rcptPub(1), ErrSignature, "federation_signature"},
-		"re-signed by another key":   {rcptSigned(t, 3, other), rcptPub(1), ErrKeyNotTrusted, "trusted_key"},
-		"trusting another key":       {raw, rcptPub(2), ErrKeyNotTrusted, "trusted_key"},
-		"no trusted key":             {raw, nil, ErrNoTrustedKey, "trusted_key"},
-		"flipped signature byte":     {rcptFlipSignature(t, raw, 0), rcptPub(1), ErrSignature, "federation_signature"},
-		"flipped last signature bit": {rcptFlipSignature(t, raw, 63), rcptPub(1), ErrSignature, "federation_signature"},
+		"changed anchor_id":           {edit(func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"set tlog_log_index":          {edit(func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrMalformed, "parse"},
+		"set tlog_url":                {edit(func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrMalformed, "parse"},
+		"set legacy tlog_log_index":   {editJSON(t, legacy, func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrSignature, "federation_signature"},
+		"set legacy tlog_url":         {editJSON(t, legacy, func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"dropped tlog_public_key_pem": {edit(func(m map[string]any) { delete(m, "tlog_public_key_pem") }), rcptPub(1), ErrMalformed, "parse"},
+		"dropped both log key members": {edit(func(m map[string]any) {
+			delete(m, "tlog_public_key_pem")
+			delete(m, "tlog_record_public_key_pem")
+		}), rcptPub(1), ErrSignature, "federation_signature"},
+		"tlog_entry without the log members": {edit(func(m map[string]any) { m["tlog_entry"] = map[string]any{} }), rcptPub(1), ErrMalformed, "parse"},
+		"added top-level member":             {edit(func(m map[string]any) { m["note"] = "hi" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"added participant member":           {edit(func(m map[string]any) { rcptParticipant(m, 0)["weight"] = 1 }), rcptPub(1), ErrMalformed, "parse"},
+		"other key's PEM":                    {edit(func(m map[string]any) { m["federation_public_key_pem"] = string(otherPEM) }), rcptPub(1), ErrSignature, "federation_signature"},
+		"re-signed by another key":           {rcptSigned(t, 3, other), rcptPub(1), ErrKeyNotTrusted, "trusted_key"},
+		"trusting another key":               {raw, rcptPub(2), ErrKeyNotTrusted, "trusted_key"},
+		"no trusted key":                     {raw, nil, ErrNoTrustedKey, "trusted_key"},
+		"flipped signature byte":             {rcptFlipSignature(t, raw, 0), rcptPub(1), ErrSignature, "federation_signature"},
+		"flipped last signature bit":         {rcptFlipSignature(t, raw, 63), rcptPub(1), ErrSignature, "federation_signature"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -30,7 +30,8 @@ func testReceipt(tb testing.TB, key ed25519.PrivateKey, change func(*Receipt)) [
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &Receipt{AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps}
+	// Legacy: the committed vectors of the format before issue 14 keep their bytes.
+	r := &Receipt{AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps, Legacy: true}
 	if change != nil {
 		change(r)
 	}
@@ -99,6 +100,14 @@ func receiptVectors(tb testing.TB) map[string]vector {
 			Desc:     c.desc,
 			Kind:     "receipt",
 			Inputs:   map[string]string{"receipt": string(c.receipt), "public_key_pem": string(fedPEM)},
+			Expected: map[string]string{"trusted_key": c.trusted, "no_key": c.none},
+		}
+	}
+	for name, c := range loggedReceiptVectors(tb) {
+		out[name] = vector{
+			Desc:     c.desc,
+			Kind:     "receipt",
+			Inputs:   map[string]string{"receipt": string(c.receipt), "public_key_pem": string(mustMarshalPEM(tb, c.key))},
 			Expected: map[string]string{"trusted_key": c.trusted, "no_key": c.none},
 		}
 	}
