@@ -69,7 +69,7 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 	// The re-signed receipts name the log's key, checked against every bundle.
 	logKey, err := r.logPublicKey(ctx, fed)
 	r.noteLogged(fed, "log key", err)
-	if err != nil {
+	if logKey == nil {
 		return oldKey, nil // the log is down: keep the old key and try again
 	}
 	entry, err := logRecord(ctx, r.Client, r.Logs, fed.Namespace, func(string) any { return record })
