@@ -218,3 +218,43 @@ func TestFederationVerifyFollowsVectors(t *testing.T) {
 		}
 	}
 }
+
+// A legacy receipt's tlog_entry is bound to nothing signed: without --log-key the binary
+// says MATCH for what the receipt signs and, on its own line, that the log entry is NOT
+// verified; a current receipt's log leg is reported verified without --log-key.
+func TestFederationVerifySaysWhenTheLogLegIsNotVerified(t *testing.T) {
+	read := func(name string) map[string]string {
+		raw, err := os.ReadFile("../../pkg/protocol/testdata/vectors/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Inputs map[string]string `json:"inputs"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Inputs
+	}
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"receipt-with-tlog-entry.json": "NOTE      its log entry is NOT verified: legacy receipt: the log key is not signed; pass --log-key",
+		"receipt-logged.json":          "ok    tlog_entry             log ",
+	} {
+		in := read(name)
+		receipt, key := filepath.Join(dir, name), filepath.Join(dir, name+".pem")
+		if err := os.WriteFile(receipt, []byte(in["receipt"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(key, []byte(in["public_key_pem"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCairn(t, "federation", "verify", receipt, "--federation-key", key)
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("%s: %v, want a line with %q:\n%s", name, err, want, out)
+		}
+		if name == "receipt-logged.json" && strings.Contains(out, "NOTE") {
+			t.Errorf("%s: a NOTE on a verified log leg:\n%s", name, out)
+		}
+	}
+}

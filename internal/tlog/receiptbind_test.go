@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -212,5 +213,40 @@ func TestEmbeddedBundleTimeAndIndexAreSigned(t *testing.T) {
 		if _, err := l.Verify(t.Context(), &b); !errors.Is(err, protocol.ErrNotIncluded) {
 			t.Errorf("%s: %v, want %v", name, err, protocol.ErrNotIncluded)
 		}
+	}
+}
+
+// A legacy receipt (neither log key member, as signed before issue 14) with an entry of
+// the embedded log as it was then, without a signed entry timestamp: its log leg is
+// verified only under the caller's log key, and then says integratedTime is not
+// authenticated; without a log key it is skipped, never reported verified.
+func TestLegacyReceiptLogLeg(t *testing.T) {
+	l := openTestLog(t, t.TempDir())
+	m := boundReceipt(t, l, 8, federationKey, federationKey)
+	delete(m, "tlog_public_key_pem")
+	delete(m, "tlog_record_public_key_pem")
+	entry := m["tlog_entry"].(map[string]any)
+	delete(entry["verification"].(map[string]any), "signedEntryTimestamp")
+	raw := signReceiptMap(t, m, federationKey)
+	pub := federationKey.Public().(ed25519.PublicKey)
+
+	rep, err := protocol.VerifyReceipt(raw, pub)
+	if c := tlogCheck(rep); err != nil || !c.Skipped || c.OK || c.Detail != "legacy receipt: the log key is not signed; pass --log-key" {
+		t.Fatalf("without a log key: %v, %+v", err, c)
+	}
+	if !rep.Receipt.Legacy {
+		t.Error("the report does not say the receipt is legacy")
+	}
+	rep, err = protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: pub, LogKey: l.pub})
+	if c := tlogCheck(rep); err != nil || !c.OK || !strings.Contains(c.Detail, "integratedTime is not authenticated") {
+		t.Fatalf("with the log key: %v, %+v", err, c)
+	}
+	otherKey, err := GenerateLogKey("attacker.test/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openTestLogWithKey(t, t.TempDir(), otherKey)
+	if _, err := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: pub, LogKey: other.pub}); !errors.Is(err, protocol.ErrMismatch) {
+		t.Fatalf("under another log's key: %v, want a logID mismatch", err)
 	}
 }

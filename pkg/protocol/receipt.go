@@ -147,7 +147,9 @@ func receiptPayload(members []topMember) ([]byte, error) {
 // and returns the receipt's final JSON, indented. It refuses, with VerifyReceipt's error,
 // a receipt that VerifyReceipt would refuse under key's public half (so sort the
 // participants and compute the cross-anchor hash first), and a key that is not 64 bytes
-// (ErrMalformed). r.TLogEntry, if set, is carried unsigned.
+// (ErrMalformed). r.TLogEntry, if set, is carried unsigned; in the current format (r.Legacy
+// false) it must then verify under r.TLogPublicKeyPEM, as VerifyReceipt requires, so a
+// receipt is never signed over a log entry it does not bind.
 func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("%w: Ed25519 private key is %d bytes, want %d", ErrMalformed, len(key), ed25519.PrivateKeySize)

@@ -227,6 +227,8 @@ func loggedReceiptVectors(tb testing.TB) map[string]loggedVectorCase {
 			editEntry(func(b *LogBundle) { b.IntegratedTime++ }), fed, "not_included", "no_trusted_key"},
 		"logged-uuid-tree-id-not-hex": {"the uuid's 16-character tree ID is not lowercase hex",
 			editEntry(func(b *LogBundle) { b.UUID = "zzzzzzzzzzzzzzzz" + b.UUID[16:] }), fed, "malformed", "no_trusted_key"},
+		"logged-entry-case-variant-member": {"tlog_entry with a member named LogIndex beside logIndex, same value",
+			unsigned(func(m map[string]any) { m[receiptTLogEntryMember].(map[string]any)["LogIndex"] = json.Number("1000") }), fed, "malformed", "no_trusted_key"},
 		"logged-checkpoint-hyphen": {"the checkpoint's signature line starts with a hyphen-minus, not the em dash U+2014",
 			editEntry(func(b *LogBundle) {
 				p := &b.Verification.InclusionProof

@@ -362,6 +362,10 @@ func FuzzVerifyReceipt(f *testing.F) {
 	f.Add(editJSON(f, raw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"a": []any{1, "x"}} }))
 	f.Add(editJSON(f, raw, func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }))
 	f.Add([]byte(`{"anchor_id":1}`))
+	// A current-format logged receipt, and a legacy one.
+	logged := encodeObject(f, loggedReceipt(f, rcptKey(1), rcptKey(1)))
+	f.Add(logged)
+	f.Add(testReceipt(f, rcptKey(1), nil))
 	trusted := rcptPub(1)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 1<<16 {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
 )
 
 // verifyReceiptLog performs VerifyReceiptWith's "tlog_entry" check on a receipt whose
@@ -88,7 +90,9 @@ func VerifyReceiptLog(r *Receipt, opts LogVerifyOptions) error {
 	return err
 }
 
-// verifyLogLeg decodes r's tlog_entry and checks it as VerifyReceiptLog states.
+// verifyLogLeg decodes r's tlog_entry, which must be exactly a LogBundle's JSON (the
+// member names of the format, each once; signedEntryTimestamp absent rather than empty),
+// and checks it as VerifyReceiptLog states.
 func verifyLogLeg(r *Receipt, opts LogVerifyOptions, recordKey ed25519.PublicKey) (*LogBundle, error) {
 	dec := json.NewDecoder(bytes.NewReader(r.TLogEntry))
 	dec.DisallowUnknownFields()
@@ -96,8 +100,15 @@ func verifyLogLeg(r *Receipt, opts LogVerifyOptions, recordKey ed25519.PublicKey
 	if err := dec.Decode(&b); err != nil {
 		return nil, fmt.Errorf("%w: tlog_entry: %w", ErrMalformed, err)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: tlog_entry: data after the object", ErrMalformed)
+	// encoding/json matches member names case-insensitively and keeps the last of
+	// duplicates: require the bundle to be exactly what it decoded to, so that every
+	// reader sees the same bundle.
+	want, err := canonical.Transform(r.TLogEntry)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tlog_entry: %w", ErrMalformed, err)
+	}
+	if got, err := canonical.Marshal(&b); err != nil || !bytes.Equal(got, want) {
+		return nil, fmt.Errorf("%w: tlog_entry has members other than a proof bundle's, in another case, repeated or empty", ErrMalformed)
 	}
 	if r.TLogLogIndex == nil || *r.TLogLogIndex != b.LogIndex {
 		got := "null"
