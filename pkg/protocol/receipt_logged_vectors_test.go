@@ -84,7 +84,7 @@ func vectorCheckpoint(logKey ed25519.PrivateKey, root []byte) string {
 func loggedReceipt(tb testing.TB, signKey, recordKey ed25519.PrivateKey) map[string]any {
 	tb.Helper()
 	var r Receipt
-	if err := json.Unmarshal(testReceipt(tb, signKey, nil), &r); err != nil {
+	if err := json.Unmarshal(testReceipt(tb, signKey), &r); err != nil {
 		tb.Fatal(err)
 	}
 	b := vectorBundle(tb, vectorLogKey, recordKey, r.CrossAnchorHash)

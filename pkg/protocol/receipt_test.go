@@ -365,7 +365,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 	// A current-format logged receipt, and a legacy one.
 	logged := encodeObject(f, loggedReceipt(f, rcptKey(1), rcptKey(1)))
 	f.Add(logged)
-	f.Add(testReceipt(f, rcptKey(1), nil))
+	f.Add(testReceipt(f, rcptKey(1)))
 	trusted := rcptPub(1)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 1<<16 {
