@@ -43,12 +43,7 @@ func testReceipt(tb testing.TB, key ed25519.PrivateKey) []byte {
 // tamperer would change a signed document. Numbers keep their exact digits.
 func editJSON(tb testing.TB, raw []byte, edit func(map[string]any)) []byte {
 	tb.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		tb.Fatal(err)
-	}
+	m := decodeObject(tb, raw)
 	edit(m)
 	out, err := json.Marshal(m)
 	if err != nil {
