@@ -68,7 +68,6 @@ func TestReceiptRoundTrip(t *testing.T) {
 		"compacted":       {compact.Bytes(), "no log entry yet"},
 		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
 		"logged":          {loggedRaw, "no log entry yet"},
-		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "legacy receipt: the log key is not signed; pass --log-key"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
@@ -94,7 +93,17 @@ func TestReceiptRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	rep, _ := VerifyReceipt(loggedRaw, key.Public().(ed25519.PublicKey))
+	// A legacy receipt names no log key, so a tlog_entry added to it is checked under
+	// nothing: it must fail rather than pass unverified.
+	withEntry := editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} })
+	rep, err := VerifyReceipt(withEntry, key.Public().(ed25519.PublicKey))
+	if !errors.Is(err, ErrNoTrustedKey) {
+		t.Errorf("legacy receipt with a tlog_entry and no log key: err = %v, want ErrNoTrustedKey", err)
+	}
+	if last := rep.Checks[len(rep.Checks)-1]; last.Name != "tlog_entry" || last.OK || last.Skipped {
+		t.Errorf("last check %+v, want a failed tlog_entry", last)
+	}
+	rep, _ = VerifyReceipt(loggedRaw, key.Public().(ed25519.PublicKey))
 	if r := rep.Receipt; r.TLogLogIndex == nil || *r.TLogLogIndex != 42 || r.TLogURL == nil || *r.TLogURL != url {
 		t.Errorf("tlog fields decoded as %v, %v", r.TLogLogIndex, r.TLogURL)
 	}

@@ -66,9 +66,9 @@ func receiptVectors(tb testing.TB) map[string]vector {
 		trusted, none string
 	}{
 		"valid": {"an honest receipt over three operators, not yet logged", valid, "ok", "no_trusted_key"},
-		"with-tlog-entry": {"an honest receipt with an (unsigned) tlog_entry added", editJSON(tb, valid, func(m map[string]any) {
+		"with-tlog-entry": {"a legacy receipt with an (unsigned) tlog_entry added: it names no log key, so the entry is bound to none", editJSON(tb, valid, func(m map[string]any) {
 			m["tlog_entry"] = map[string]any{"log_index": 7}
-		}), "ok", "no_trusted_key"},
+		}), "no_trusted_key", "no_trusted_key"},
 		"reordered-participants": {"the first two participants swapped", editJSON(tb, valid, func(m map[string]any) {
 			ps := m["participating_operators"].([]any)
 			ps[0], ps[1] = ps[1], ps[0]

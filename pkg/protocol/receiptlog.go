@@ -19,8 +19,9 @@ import (
 //   - current format: logKey, when not nil, must equal tlog_public_key_pem (else
 //     ErrKeyNotTrusted); then the entry must verify under tlog_public_key_pem, signed
 //     entry timestamp required, with tlog_record_public_key_pem as the record's key.
-//   - legacy format without logKey: skipped, "legacy receipt: the log key is not signed;
-//     pass --log-key". Nothing binds its tlog_entry.
+//   - legacy format without logKey: fails with ErrNoTrustedKey, "legacy receipt: its
+//     tlog_entry is bound to no log key; pass --log-key". Nothing in the receipt says
+//     which log's key to check it under, so a present entry is never passed unverified.
 //   - legacy format with logKey: the entry must verify under logKey with
 //     federation_public_key_pem as the record's key; a bundle without a signed entry
 //     timestamp is accepted (the embedded log wrote none then) and the detail says that
@@ -33,7 +34,7 @@ func verifyReceiptLog(p *parsedReceipt, logKey crypto.PublicKey) (Check, error) 
 	case r.TLogEntry == nil:
 		return Check{Name: name, Skipped: true, Detail: "no log entry yet"}, nil
 	case r.Legacy && logKey == nil:
-		return Check{Name: name, Skipped: true, Detail: "legacy receipt: the log key is not signed; pass --log-key"}, nil
+		return fail(fmt.Errorf("%w: legacy receipt: its tlog_entry is bound to no log key; pass --log-key", ErrNoTrustedKey))
 	}
 	key, recordKey, allowMissingSET := p.logKey, p.recordKey, false
 	if r.Legacy {
