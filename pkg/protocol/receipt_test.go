@@ -64,10 +64,10 @@ func TestReceiptRoundTrip(t *testing.T) {
 		raw        []byte
 		tlogDetail string
 	}{
-		"as signed":       {raw, "no log entry yet"},
-		"compacted":       {compact.Bytes(), "no log entry yet"},
-		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
-		"logged":          {loggedRaw, "no log entry yet"},
+		"as signed":      {raw, "no log entry yet"},
+		"compacted":      {compact.Bytes(), "no log entry yet"},
+		"members sorted": {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
+		"logged":         {loggedRaw, "no log entry yet"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
