@@ -88,6 +88,8 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, r.reject(ctx, &ca, err)
 	case err != nil:
 		return ctrl.Result{}, err
+	case lacksTimestamp(&ca):
+		return r.refreshEntry(ctx, fed, &ca)
 	case finished(&ca):
 		return ctrl.Result{}, nil
 	}

@@ -102,7 +102,7 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 		By("no receipt is signed for a forged anchor, and one built from it does not verify")
 		key := federationSigningKey(fed)
 		for _, ca := range forged {
-			_, err := Receipt(currentFederation(fed), ca, key)
+			_, err := Receipt(currentFederation(fed), ca, key, nil)
 			Expect(err).To(MatchError(errUntrusted))
 		}
 		raw, err := json.Marshal(anchorReceipt(forged[0]))

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto"
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
@@ -65,12 +66,18 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 	if err != nil {
 		return oldKey, err
 	}
+	// The re-signed receipts name the log's key, checked against every bundle.
+	logKey, err := r.logPublicKey(ctx, fed)
+	r.noteLogged(fed, "log key", err)
+	if logKey == nil {
+		return oldKey, nil // the log is down: keep the old key and try again
+	}
 	entry, err := logRecord(ctx, r.Client, r.Logs, fed.Namespace, func(string) any { return record })
 	r.noteLogged(fed, "rotation record", err)
 	if entry == nil {
 		return oldKey, nil // the log is down: keep the old key and try again
 	}
-	if err := r.resign(ctx, anchors, newKey); err != nil {
+	if err := r.resign(ctx, anchors, newKey, logKey); err != nil {
 		return oldKey, err
 	}
 	now := metav1.NewTime(rotatedAt)
@@ -112,7 +119,7 @@ func rotationRecord(fed *fv1.Federation, oldKey, newKey ed25519.PrivateKey, at t
 
 // resign has newKey sign the receipt of every trusted anchor of the last 90 days that it
 // has not signed yet.
-func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAnchor, newKey ed25519.PrivateKey) error {
+func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAnchor, newKey ed25519.PrivateKey, logKey crypto.PublicKey) error {
 	pemText, err := protocol.MarshalPublicKeyPEM(newKey.Public().(ed25519.PublicKey))
 	if err != nil {
 		return err
@@ -124,7 +131,7 @@ func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAn
 		if err != nil || now.Sub(at) > resignWindow || signedBy(ca, fv1.PublicKeyPEM(pemText)) {
 			continue
 		}
-		signed, _, err := signReceipt(ca, newKey)
+		signed, _, err := signReceipt(ca, newKey, logKey)
 		if err != nil {
 			return err
 		}
@@ -135,6 +142,15 @@ func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAn
 		}
 	}
 	return nil
+}
+
+// logPublicKey returns the key of fed's transparency log.
+func (r *FederationReconciler) logPublicKey(ctx context.Context, fed *fv1.Federation) (crypto.PublicKey, error) {
+	log, err := r.Logs.For(ctx, r.Client, fed)
+	if err != nil {
+		return nil, err
+	}
+	return log.PublicKey(ctx)
 }
 
 // signedBy reports whether a later federation key with PEM pemText re-signed ca, so

@@ -50,11 +50,19 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		anchored := getAnchor(ns, first)
 		Expect(anchored.Status.ReceiptSignatures).To(HaveLen(1))
 		Expect(anchored.Spec.FederationPublicKeyPEM).NotTo(Equal(newOp.pem()), "the anchor keeps the key that signed it")
+		logKey := suiteLogKey(fed)
 		for _, k := range []ed25519.PrivateKey{oldKey, newOp.key} {
-			raw, err := Receipt(currentFederation(fed), &anchored, k)
+			raw, err := Receipt(currentFederation(fed), &anchored, k, logKey)
 			Expect(err).NotTo(HaveOccurred())
-			_, err = protocol.VerifyReceipt(raw, k.Public().(ed25519.PublicKey))
-			Expect(err).NotTo(HaveOccurred())
+			// Issue 14, hole 4: the re-signed receipt's log leg verifies too, although
+			// the logged record is signed by the old key.
+			for _, opts := range []protocol.ReceiptVerifyOptions{{FederationKey: k.Public().(ed25519.PublicKey)},
+				{FederationKey: k.Public().(ed25519.PublicKey), LogKey: logKey}} {
+				report, err := protocol.VerifyReceiptWith(raw, opts)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(report.Checks[len(report.Checks)-1]).To(And(HaveField("Name", "tlog_entry"), HaveField("OK", true)))
+				Expect(*report.Receipt.TLogRecordPublicKeyPEM).To(Equal(string(anchored.Spec.FederationPublicKeyPEM)))
+			}
 		}
 
 		By("the next anchor is signed with the new key and logged")
@@ -69,11 +77,11 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(second.Spec.FederationPublicKeyPEM).To(Equal(newOp.pem()))
 		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, second.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
 		logged := getAnchor(ns, second.Name)
-		raw, err := Receipt(currentFederation(fed), &logged, newOp.key)
+		raw, err := Receipt(currentFederation(fed), &logged, newOp.key, logKey)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = protocol.VerifyReceipt(raw, newOp.pub())
 		Expect(err).NotTo(HaveOccurred())
-		_, err = Receipt(currentFederation(fed), &logged, oldKey)
+		_, err = Receipt(currentFederation(fed), &logged, oldKey, logKey)
 		Expect(err).To(HaveOccurred(), "the old key never signed the new anchor")
 	})
 })

@@ -1,8 +1,11 @@
 package controllers
 
 import (
+	"crypto"
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -11,14 +14,18 @@ import (
 
 // Receipt returns the signed receipt of a CrossAnchor of fed, as each participant gets
 // it. Once the log leg is done it names the log entry and carries the log's proof bundle
-// (tlog_entry), and the signature covers tlog_log_index and tlog_url: the federation
-// re-signs the receipt when the log leg completes.
+// (tlog_entry), and the signature covers tlog_log_index, tlog_url, the log's key
+// (logKey, the key of fed's transparency log) and the key that signed the logged record
+// (the anchor's): the federation re-signs the receipt when the log leg completes. The
+// bundle rebuilt from ca's status must verify under logKey, signed entry timestamp
+// included, and log the anchor under its key; status is not evidence. logKey may be nil
+// only while the log leg is pending.
 //
 // It refuses a CrossAnchor the federation did not make (see trustAnchor: the hash must
 // recompute and the signature verify under a key of fed's key history), and a key that
 // is not fed's: key must be the one that signed the anchor, or a later one of fed's key
 // history (a federation key rotation re-signs recent receipts).
-func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey) ([]byte, error) {
+func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) ([]byte, error) {
 	var trust *anchorTrust // no memory: each call verifies
 	if err := trust.trustAnchor(fed, ca); err != nil {
 		return nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
@@ -33,14 +40,20 @@ func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey) (
 	if signer := keyIndex(fed, fv1.PublicKeyPEM(pemText)); signer < 0 || signer < keyIndex(fed, ca.Spec.FederationPublicKeyPEM) {
 		return nil, fmt.Errorf("receipt of %s: the key given neither signed the anchor nor followed the key that did in Federation %s's key history", ca.Name, fed.Name)
 	}
-	_, out, err := signReceipt(ca, key)
+	_, out, err := signReceipt(ca, key, logKey)
 	return out, err
 }
 
-// signReceipt builds ca's receipt and signs it with key.
-func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.Receipt, []byte, error) {
+// signReceipt builds ca's receipt and signs it with key. Once ca is in the log, it names
+// logKey and the anchor's key, and refuses unless the bundle rebuilt from ca's status
+// verifies under logKey (protocol.VerifyReceiptLog) and its top-level logIndex is the
+// status's.
+func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) (*protocol.Receipt, []byte, error) {
 	r := anchorReceipt(ca)
 	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.InclusionProof != nil {
+		if logKey == nil {
+			return nil, nil, fmt.Errorf("receipt of %s: the log's key is needed to name the log", ca.Name)
+		}
 		bundle, err := logBundle(ca)
 		if err != nil {
 			return nil, nil, err
@@ -48,14 +61,31 @@ func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey) (*protocol.Receipt
 		if r.TLogEntry, err = json.Marshal(bundle); err != nil {
 			return nil, nil, err
 		}
+		logPEM, err := logKeyPEM(logKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		recordPEM := string(ca.Spec.FederationPublicKeyPEM) // the key that logged the anchor
 		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
-		r.TLogLogIndex, r.TLogURL = &index, &url
+		r.TLogLogIndex, r.TLogURL, r.TLogPublicKeyPEM, r.TLogRecordPublicKeyPEM = &index, &url, &logPEM, &recordPEM
+		if err := protocol.VerifyReceiptLog(&r, protocol.LogVerifyOptions{Key: logKey}); err != nil {
+			return nil, nil, fmt.Errorf("receipt of %s: the log entry in its status does not verify: %w", ca.Name, err)
+		}
 	}
 	out, err := protocol.SignReceipt(&r, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
 	}
 	return &r, out, nil
+}
+
+// logKeyPEM is a log's public key as a receipt names it: PKIX PEM, as Rekor serves it.
+func logKeyPEM(key crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(key)
+	if err != nil {
+		return "", fmt.Errorf("log key: %w", err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
 }
 
 // logBundle rebuilds the log's proof bundle of ca from its status.

@@ -123,18 +123,31 @@ func verifyAnchorSpec(ca *fv1.CrossAnchor) error {
 	if err != nil {
 		return fmt.Errorf("%w: CrossAnchor %s: federationPublicKeyPEM: %w", errUntrusted, ca.Name, err)
 	}
-	raw, err := json.Marshal(anchorReceipt(ca))
+	r := anchorReceipt(ca)
+	raw, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
 	}
-	if _, err := protocol.VerifyReceipt(raw, pub); err != nil {
+	_, err = protocol.VerifyReceipt(raw, pub)
+	if err != nil {
+		// An anchor signed before receipts named their log's key signs the legacy form.
+		r.Legacy = true
+		if legacy, lerr := json.Marshal(r); lerr == nil {
+			if _, lerr = protocol.VerifyReceipt(legacy, pub); lerr == nil {
+				err = nil
+			}
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err) // states no recomputed value
 	}
 	return nil
 }
 
 // anchorReceipt is the receipt ca's federationSignature signs: the anchor's record
-// before any log entry.
+// before any log entry, in the current format (all log members null). Anchors signed
+// before that format signed its legacy form (Legacy set), which verifyAnchorSpec also
+// accepts.
 func anchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
 	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), FederationSignature: string(ca.Spec.FederationSignature)}

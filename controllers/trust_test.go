@@ -146,3 +146,27 @@ func BenchmarkTrustAnchor10k(b *testing.B) {
 		}
 	}
 }
+
+// An anchor signed before receipts named their log's key signed the legacy form of its
+// receipt (no log key members); it stays trusted, and so does one of the current form.
+// Either form signed over other values is not.
+func TestTrustAnchorSignedInEitherForm(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	for _, legacy := range []bool{false, true} {
+		fed, ca := signedAnchor(t, key)
+		r := anchorReceipt(ca)
+		r.Legacy = legacy
+		if _, err := protocol.SignReceipt(&r, key); err != nil {
+			t.Fatal(err)
+		}
+		ca.Spec.FederationSignature = fv1.Signature(r.FederationSignature)
+		var trust *anchorTrust
+		if err := trust.trustAnchor(fed, ca); err != nil {
+			t.Errorf("legacy=%v: %v", legacy, err)
+		}
+		ca.Spec.AnchorID, ca.Name = "anchor-20261124-002", "anchor-20261124-002"
+		if err := trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
+			t.Errorf("legacy=%v, another anchor ID: %v, want errUntrusted", legacy, err)
+		}
+	}
+}

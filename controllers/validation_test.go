@@ -117,6 +117,12 @@ var _ = Describe("API validation", func() {
 			"spec.proofOfPossession", "must be a base64 Ed25519 signature (88 characters)"),
 		Entry("PublicKeyPEM: not PEM", invalidCase{fo, changing(func(o *fv1.FederationOperator) { o.Spec.PublicKeyPEM = "ssh-ed25519 AAAA" }), "create"},
 			"spec.publicKeyPEM", "must be a PEM-encoded Ed25519 public key"),
+		Entry("PublicKeyPEM: CRLF line ends", invalidCase{fo, changing(func(o *fv1.FederationOperator) {
+			o.Spec.PublicKeyPEM = fv1.PublicKeyPEM(strings.ReplaceAll(string(o.Spec.PublicKeyPEM), "\n", "\r\n"))
+		}), "create"}, "spec.publicKeyPEM", "must be a PEM-encoded Ed25519 public key"),
+		Entry("PublicKeyPEM: no final LF", invalidCase{fo, changing(func(o *fv1.FederationOperator) {
+			o.Spec.PublicKeyPEM = fv1.PublicKeyPEM(strings.TrimSuffix(string(o.Spec.PublicKeyPEM), "\n"))
+		}), "create"}, "spec.publicKeyPEM", "must be a PEM-encoded Ed25519 public key"),
 		Entry("PublicKeyPEM: a P-256 key", invalidCase{xa, changing(func(a *fv1.CrossAnchor) { a.Spec.FederationPublicKeyPEM = rsaPEM }), "create"},
 			"spec.federationPublicKeyPEM", "must be a PEM-encoded Ed25519 public key"),
 		Entry("Timestamp: not RFC 3339", invalidCase{sub, changing(func(s *fv1.Submission) { s.Spec.ExportedAt = "21/11/2026" }), "create"},
@@ -134,6 +140,10 @@ var _ = Describe("API validation", func() {
 		}), "create"}, "spec.transparencyLog.url", "url must be an http or https URL"),
 		Entry("Federation: a log key that is not PEM", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.TransparencyLog.PublicKeyPEM = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" }), "create"},
 			"spec.transparencyLog.publicKeyPEM", "publicKeyPEM must be a PEM PUBLIC KEY block"),
+		Entry("Federation: a log key with CRLF line ends", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.TransparencyLog = fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: "https://rekor.example.org",
+				PublicKeyPEM: strings.ReplaceAll(rsaPEM, "\n", "\r\n")}
+		}), "create"}, "spec.transparencyLog.publicKeyPEM", "publicKeyPEM must be a PEM PUBLIC KEY block"),
 		Entry("Federation: publicURL that is not http", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.PublicURL = "ftp://example.org" }), "create"},
 			"spec.publicURL", "publicURL must be an http or https URL"),
 		Entry("Federation: anchorInterval under a minute", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.AnchorInterval = metav1.Duration{Duration: 30e9} }), "create"},

@@ -31,10 +31,11 @@ type TransparencyLog struct {
 
 	// publicKeyPEM pins the log's public key: a PEM "PUBLIC KEY" block (ECDSA P-256 or
 	// Ed25519), as Rekor serves it at /api/v1/log/publicKey. Every proof the log returns
-	// must verify under it. Unset, the key is fetched from the log once.
+	// must verify under it. Unset, the key is fetched from the log once. Only the exact
+	// PEM form is read (LF line ends, one final LF; docs/PROTOCOL.md §4).
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN PUBLIC KEY-----')",message="publicKeyPEM must be a PEM PUBLIC KEY block"
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN PUBLIC KEY-----\\n') && self.endsWith('\\n-----END PUBLIC KEY-----\\n') && !self.contains('\\r')",message="publicKeyPEM must be a PEM PUBLIC KEY block in its exact form (LF line ends, one final LF)"
 	PublicKeyPEM string `json:"publicKeyPEM,omitempty"`
 
 	// signingKeySecretRef names the Secret holding the embedded log's checkpoint signing

@@ -22,7 +22,7 @@ type Signature string
 // Every Ed25519 SPKI encodes to the same 16-character prefix, so the rule checks the key
 // type, not only the PEM armour.
 // +kubebuilder:validation:MaxLength=256
-// +kubebuilder:validation:XValidation:rule="self.matches(r'^-----BEGIN PUBLIC KEY-----\\r?\\nMCowBQYDK2VwAyEA[A-Za-z0-9+/]{43}=\\r?\\n-----END PUBLIC KEY-----\\r?\\n?$')",message="must be a PEM-encoded Ed25519 public key (-----BEGIN PUBLIC KEY----- block)"
+// +kubebuilder:validation:XValidation:rule="self.matches(r'^-----BEGIN PUBLIC KEY-----\\nMCowBQYDK2VwAyEA[A-Za-z0-9+/]{43}=\\n-----END PUBLIC KEY-----\\n$')",message="must be a PEM-encoded Ed25519 public key in its exact form (-----BEGIN PUBLIC KEY----- block, LF line ends, one final LF)"
 type PublicKeyPEM string
 
 // Timestamp is an RFC 3339 time kept as the exact string that was signed, so that a

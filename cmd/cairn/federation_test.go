@@ -170,3 +170,91 @@ func TestKeygen(t *testing.T) {
 		t.Fatal("keygen --force did not replace private.pem")
 	}
 }
+
+// The binary reaches the verdict every committed receipt vector states, in both trust
+// modes: ok is exit 0, malformed exit 1, anything else exit 3 (issue 14, hole 10).
+func TestFederationVerifyFollowsVectors(t *testing.T) {
+	files, err := filepath.Glob("../../pkg/protocol/testdata/vectors/receipt-*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no receipt vectors: %v", err)
+	}
+	dir := t.TempDir()
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Inputs   map[string]string `json:"inputs"`
+			Expected map[string]string `json:"expected"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		receipt, key := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".pem")
+		if err := os.WriteFile(receipt, []byte(v.Inputs["receipt"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(key, []byte(v.Inputs["public_key_pem"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for mode, verdict := range v.Expected {
+			args := []string{"federation", "verify", receipt, "--config-dir", filepath.Join(dir, "none")}
+			if mode == "trusted_key" {
+				args = append(args, "--federation-key", key)
+			}
+			want := ExitMismatch
+			switch verdict {
+			case "ok":
+				want = ExitOK
+			case "malformed":
+				want = ExitError
+			}
+			out, err := runCairn(t, args...)
+			if got := exitCode(err); got != want {
+				t.Errorf("%s [%s]: exit %d, want %d for %q\n%s", name, mode, got, want, verdict, out)
+			}
+		}
+	}
+}
+
+// A legacy receipt's tlog_entry is bound to nothing signed: without --log-key the binary
+// says MATCH for what the receipt signs and, on its own line, that the log entry is NOT
+// verified; a current receipt's log leg is reported verified without --log-key.
+func TestFederationVerifyNeverPassesAnUnverifiedLogLeg(t *testing.T) {
+	read := func(name string) map[string]string {
+		raw, err := os.ReadFile("../../pkg/protocol/testdata/vectors/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Inputs map[string]string `json:"inputs"`
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Inputs
+	}
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"receipt-with-tlog-entry.json": "FAIL  tlog_entry             no trusted key to check against: legacy receipt: its tlog_entry is bound to no log key; pass --log-key",
+		"receipt-logged.json":          "ok    tlog_entry             log ",
+	} {
+		in := read(name)
+		receipt, key := filepath.Join(dir, name), filepath.Join(dir, name+".pem")
+		if err := os.WriteFile(receipt, []byte(in["receipt"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(key, []byte(in["public_key_pem"]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCairn(t, "federation", "verify", receipt, "--federation-key", key)
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: want a line with %q:\n%s", name, want, out)
+		}
+		if verified := strings.Contains(out, "MATCH     "); verified != (err == nil) || verified != (name == "receipt-logged.json") {
+			t.Errorf("%s: err %v with output:\n%s", name, err, out)
+		}
+	}
+}

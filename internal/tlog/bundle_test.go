@@ -36,8 +36,7 @@ type bundleFixture struct {
 	other       protocol.LogBundle // entry 2
 	oldCP       string             // the checkpoint at size 6
 	key         crypto.PublicKey
-	forgedCP    string // the bundle's checkpoint text signed by another key, same name
-	requireSET  bool
+	forgedCP    string                  // the bundle's checkpoint text signed by another key, same name
 	signWithKey func(msg []byte) []byte // the log's signer, for SET cases
 }
 
@@ -119,7 +118,7 @@ func rekorFixture(t *testing.T) *bundleFixture {
 		b.Verification.SignedEntryTimestamp = setFor(t, b, sign)
 	}
 	f.oldCP = rekorNote(f.oldCP)
-	f.key, f.requireSET, f.signWithKey = &key.PublicKey, true, sign
+	f.key, f.signWithKey = &key.PublicKey, sign
 	// Rekor's note form with a hash of another key (the key hint is not secret).
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	text, _, _ := strings.Cut(f.bundle.Verification.InclusionProof.Checkpoint, "\n\n")
@@ -173,7 +172,24 @@ func (f *bundleFixture) cases() []tamperCase {
 		{"a checkpoint with its size changed", func(b *protocol.LogBundle) {
 			proof(b).Checkpoint = strings.Replace(proof(b).Checkpoint, "\n11\n", "\n12\n", 1)
 		}, protocol.ErrNotIncluded},
-		{"no checkpoint", func(b *protocol.LogBundle) { proof(b).Checkpoint = "" }, protocol.ErrNotIncluded},
+		{"no checkpoint", func(b *protocol.LogBundle) { proof(b).Checkpoint = "" }, protocol.ErrMalformed},
+		// Issue 14, hole 10: one syntax for the signature lines, which note.Open reads
+		// more leniently.
+		{"a signature line ended by CRLF", func(b *protocol.LogBundle) {
+			proof(b).Checkpoint = strings.TrimSuffix(proof(b).Checkpoint, "\n") + "\r\n"
+		}, protocol.ErrMalformed},
+		{"a signature line with a hyphen for the em dash", func(b *protocol.LogBundle) {
+			proof(b).Checkpoint = strings.Replace(proof(b).Checkpoint, "\n\u2014 ", "\n- ", 1)
+		}, protocol.ErrMalformed},
+		{"a signature line with two spaces", func(b *protocol.LogBundle) {
+			proof(b).Checkpoint = strings.Replace(proof(b).Checkpoint, "\n\u2014 ", "\n\u2014  ", 1)
+		}, protocol.ErrMalformed},
+		{"a signature with padding added", func(b *protocol.LogBundle) {
+			proof(b).Checkpoint = strings.TrimSuffix(proof(b).Checkpoint, "\n") + "====\n"
+		}, protocol.ErrMalformed},
+		{"text after the signatures", func(b *protocol.LogBundle) { proof(b).Checkpoint += "trailer" }, protocol.ErrMalformed},
+		{"a uuid tree ID not hex", func(b *protocol.LogBundle) { b.UUID = "zzzzzzzzzzzzzzzz" + b.UUID[len(b.UUID)-64:] }, protocol.ErrMalformed},
+		{"a uuid in upper case", func(b *protocol.LogBundle) { b.UUID = strings.ToUpper(b.UUID) }, protocol.ErrMalformed},
 		{"another log's ID", func(b *protocol.LogBundle) { b.LogID = someHash }, protocol.ErrMismatch},
 		{"a body not in base64", func(b *protocol.LogBundle) { b.Body = "{" + b.Body }, protocol.ErrMalformed},
 	}
@@ -182,7 +198,7 @@ func (f *bundleFixture) cases() []tamperCase {
 			proof(b).Hashes[i] = flip(proof(b).Hashes[i])
 		}, protocol.ErrNotIncluded})
 	}
-	if f.requireSET {
+	{ // both logs sign entry timestamps
 		cases = append(cases,
 			tamperCase{"no signed entry timestamp", func(b *protocol.LogBundle) { b.Verification.SignedEntryTimestamp = "" }, protocol.ErrNotIncluded},
 			tamperCase{"an integrated time the log did not sign", func(b *protocol.LogBundle) { b.IntegratedTime++ }, protocol.ErrNotIncluded},
@@ -198,7 +214,7 @@ func TestBundleTampering(t *testing.T) {
 	for name, fixture := range map[string]func(*testing.T) *bundleFixture{"embedded": embeddedFixture, "rekor": rekorFixture} {
 		t.Run(name, func(t *testing.T) {
 			f := fixture(t)
-			opts := protocol.LogVerifyOptions{Key: f.key, RequireSET: f.requireSET}
+			opts := protocol.LogVerifyOptions{Key: f.key}
 			if _, err := protocol.VerifyLogBundle(&f.bundle, opts); err != nil {
 				t.Fatalf("the untouched bundle: %v", err)
 			}

@@ -46,6 +46,7 @@ type EmbeddedOptions struct {
 type Embedded struct {
 	opts    EmbeddedOptions
 	pub     ed25519.PublicKey
+	priv    ed25519.PrivateKey // signs entry timestamps; the same key signs checkpoints
 	logID   string
 	flight  singleflight.Group
 	mu      sync.RWMutex // guards closed; held shared by every operation in flight
@@ -65,10 +66,11 @@ type Embedded struct {
 // OpenEmbedded opens the log in opts.Dir, creating it if needed, and catches its leaf
 // index up with it.
 func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
-	signer, pub, err := parseLogKey(opts.PrivateKey)
+	signer, priv, err := parseLogKey(opts.PrivateKey)
 	if err != nil {
 		return nil, err
 	}
+	pub := priv.Public().(ed25519.PublicKey)
 	opts.BatchMaxAge = cmp.Or(opts.BatchMaxAge, 50*time.Millisecond)
 	opts.CheckpointInterval = max(opts.CheckpointInterval, 100*time.Millisecond)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
@@ -78,7 +80,7 @@ func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := &Embedded{opts: opts, pub: pub, logID: logID}
+	l := &Embedded{opts: opts, pub: pub, priv: priv, logID: logID}
 	// tessera's background work lives as long as the log, not as long as ctx.
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
 	driver, err := posix.New(life, posix.Config{Path: opts.Dir})
@@ -213,7 +215,7 @@ func (l *Embedded) catchUpIfLagging(ctx context.Context) error {
 // PublicKey returns the checkpoint signing key.
 func (l *Embedded) PublicKey(context.Context) (crypto.PublicKey, error) { return l.pub, nil }
 
-// Verify checks b offline against the log's key.
+// Verify checks b offline against the log's key, requiring a signed entry timestamp.
 func (l *Embedded) Verify(_ context.Context, b *protocol.LogBundle) ([]byte, error) {
 	return protocol.VerifyLogBundle(b, protocol.LogVerifyOptions{Key: l.pub})
 }

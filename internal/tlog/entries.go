@@ -3,6 +3,7 @@ package tlog
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -171,6 +172,13 @@ func (l *Embedded) entry(ctx context.Context, index int64, body []byte, integrat
 	if !integrated.IsZero() {
 		e.Bundle.IntegratedTime = integrated.Unix()
 	}
+	// The signed entry timestamp, as Rekor gives it: the log vouches for integratedTime
+	// and logIndex, which no proof covers.
+	payload, err := protocol.EntryTimestampPayload(&e.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	e.Bundle.Verification.SignedEntryTimestamp = base64.StdEncoding.EncodeToString(ed25519.Sign(l.priv, payload))
 	return e, nil
 }
 

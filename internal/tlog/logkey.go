@@ -23,8 +23,9 @@ func GenerateLogKey(origin string) (string, error) {
 	return skey, err
 }
 
-// parseLogKey returns the signer of a signed-note Ed25519 private key and its public key.
-func parseLogKey(skey string) (note.Signer, ed25519.PublicKey, error) {
+// parseLogKey returns the signer of a signed-note Ed25519 private key and the key itself,
+// which also signs entry timestamps.
+func parseLogKey(skey string) (note.Signer, ed25519.PrivateKey, error) {
 	signer, err := note.NewSigner(strings.TrimSpace(skey))
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded log key: %w", err)
@@ -38,17 +39,17 @@ func parseLogKey(skey string) (note.Signer, ed25519.PublicKey, error) {
 	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {
 		return nil, nil, errors.New("embedded log key: not an Ed25519 signed-note key")
 	}
-	return signer, ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey), nil
+	return signer, ed25519.NewKeyFromSeed(raw[1:]), nil
 }
 
 // LogKeyPEM returns the public key of a signed-note private key as a PKIX PEM block, the
 // form Rekor serves its key in and a Federation pins.
 func LogKeyPEM(skey string) ([]byte, error) {
-	_, pub, err := parseLogKey(skey)
+	_, priv, err := parseLogKey(skey)
 	if err != nil {
 		return nil, err
 	}
-	return marshalKeyPEM(pub)
+	return marshalKeyPEM(priv.Public())
 }
 
 func marshalKeyPEM(key crypto.PublicKey) ([]byte, error) {

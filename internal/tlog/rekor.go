@@ -167,7 +167,7 @@ func (r *Rekor) Verify(ctx context.Context, b *protocol.LogBundle) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	return protocol.VerifyLogBundle(b, protocol.LogVerifyOptions{Key: key, RequireSET: true})
+	return protocol.VerifyLogBundle(b, protocol.LogVerifyOptions{Key: key})
 }
 
 // PublicKey returns the pinned key, or fetches the log's once.

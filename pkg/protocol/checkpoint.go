@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 )
@@ -34,11 +36,16 @@ type Checkpoint struct {
 //   - Rekor's: key hash from the SHA-256 of the key's PKIX DER, signature over the note
 //     text with Ed25519 or, for ECDSA, over its SHA-256.
 //
-// The signer name is not checked: the key is what is trusted. Any failure wraps
-// ErrNotIncluded, or ErrMalformed for a verified note that is not a checkpoint.
+// The signer name is not checked: the key is what is trusted. Before any signature is
+// checked, the text must have the exact syntax checkNoteSyntax states (LF line ends only,
+// signature lines "— <name> <base64>"); else ErrMalformed. Any failure to verify wraps
+// ErrNotIncluded, and a verified note that is not a checkpoint ErrMalformed.
 func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	verifiers, err := newLogVerifiers(key)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNoteSyntax(text); err != nil {
 		return nil, err
 	}
 	n, err := note.Open(text, verifiers)
@@ -58,6 +65,46 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%w: checkpoint root %q is not a base64 SHA-256 hash", ErrMalformed, lines[2])
 	}
 	return &Checkpoint{Origin: lines[0], Size: size, Root: root}, nil
+}
+
+// checkNoteSyntax refuses a signed note that is not exactly in the C2SP signed-note
+// syntax: valid UTF-8 without CR or other control characters but LF; a text of at least
+// one line, each ended by LF; one empty line; then one or more signature lines, each
+// exactly "\u2014 " (em dash U+2014, then a space), a name of one or more characters
+// other than space and "+", one space, the canonical padded standard base64 of at least 5
+// bytes (a 4-byte key hash, then the signature), and LF; nothing after the last one.
+// golang.org/x/mod/sumdb/note is more lenient (its base64 decoder skips CR, and it
+// accepts non-canonical padding bits), so this runs first.
+func checkNoteSyntax(text []byte) error {
+	s := string(text)
+	bad := func(what string) error { return fmt.Errorf("%w: checkpoint: %s", ErrMalformed, what) }
+	if !utf8.ValidString(s) {
+		return bad("not UTF-8")
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\n' || r == 0x7f {
+			return bad("a control character other than LF")
+		}
+	}
+	body, sigs, ok := strings.Cut(s, "\n\n")
+	switch {
+	case !ok || body == "":
+		return bad("no empty line between the text and the signatures")
+	case sigs == "" || !strings.HasSuffix(sigs, "\n"):
+		return bad("no signature line ended by LF")
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(sigs, "\n"), "\n") {
+		rest, ok := strings.CutPrefix(line, "\u2014 ")
+		name, b64, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok2 || name == "" || strings.ContainsAny(name, "+") || strings.ContainsFunc(name, unicode.IsSpace) {
+			return bad(fmt.Sprintf("signature line %q is not \"\u2014 <name> <base64>\"", line))
+		}
+		sig, err := base64.StdEncoding.Strict().DecodeString(b64)
+		if err != nil || len(sig) < 5 || base64.StdEncoding.EncodeToString(sig) != b64 {
+			return bad(fmt.Sprintf("signature line %q does not end in canonical base64 of a key hash and a signature", line))
+		}
+	}
+	return nil
 }
 
 // logVerifiers is a note.Verifiers that knows one key, under any signer name.

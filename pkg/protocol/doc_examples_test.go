@@ -7,6 +7,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -211,6 +212,23 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"federation_seed_hex", hex.EncodeToString(fedKey.Seed())},
 		[2]string{"payload", must(ReceiptPayload([]byte(receipt)))},
 		[2]string{"receipt", must(canonical.Transform([]byte(receipt)))},
+	)
+	bundle := vectorBundle(tb, vectorLogKey, fedKey, hash)
+	entry := must(json.Marshal(bundle))
+	logPEM, recordPEM := string(mustMarshalPEM(tb, vectorLogKey)), string(mustMarshalPEM(tb, fedKey))
+	index, url := int64(vectorLogIndex), "https://log.example/api/v1/log/entries/"+bundle.UUID
+	logged := must(SignReceipt(&Receipt{AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps,
+		TLogLogIndex: &index, TLogURL: &url, TLogPublicKeyPEM: &logPEM, TLogRecordPublicKeyPEM: &recordPEM, TLogEntry: []byte(entry)}, fedKey))
+	setPayload := must(EntryTimestampPayload(bundle))
+	add("receipt-logged",
+		[2]string{"log_seed_hex", hex.EncodeToString(vectorLogKey.Seed())},
+		[2]string{"log_public_key_pem", logPEM},
+		[2]string{"log_id", bundle.LogID},
+		[2]string{"checkpoint", bundle.Verification.InclusionProof.Checkpoint},
+		[2]string{"set_payload", setPayload},
+		[2]string{"tlog_entry", must(canonical.Transform([]byte(entry)))},
+		[2]string{"payload", must(ReceiptPayload([]byte(logged)))},
+		[2]string{"receipt", must(canonical.Transform([]byte(logged)))},
 	)
 	content := must(CrossAnchorLogContent(hash))
 	digest := sha512.Sum512([]byte(content))

@@ -17,11 +17,13 @@ const (
 )
 
 // ParsePublicKeyPEM decodes one PEM "PUBLIC KEY" block holding an Ed25519
-// SubjectPublicKeyInfo. Any other block type or key type, a key of small order (see
-// checkKeyOrder), PEM headers, data before or after the block, or a second block is an
-// error wrapping ErrMalformed.
+// SubjectPublicKeyInfo, in exactly the form MarshalPublicKeyPEM writes (see
+// decodeExactPEM). Any other block type or key type, a key of small order (see
+// checkKeyOrder), PEM headers, any other layout (CRLF, blank lines, data before or after
+// the block, a missing final LF, other line lengths) or a second block is an error
+// wrapping ErrMalformed.
 func ParsePublicKeyPEM(text []byte) (ed25519.PublicKey, error) {
-	block, err := decodeOnePEM(text, pemPublicKey)
+	block, err := decodeExactPEM(text, pemPublicKey)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +133,22 @@ func Fingerprint(pub ed25519.PublicKey) string {
 // depends on the key alone, never on how its PEM text is laid out.
 func OperatorID(pub ed25519.PublicKey) string {
 	return "op_" + Fingerprint(pub)[:16]
+}
+
+// decodeExactPEM decodes text that is one PEM block of the given type in its one exact
+// form, the bytes encoding/pem writes for it: "-----BEGIN <type>-----" LF, the base64 of
+// the DER in lines of 64 characters (the last shorter) each ended by LF, "-----END
+// <type>-----" LF, and nothing else. Public keys are read this way, so every verifier
+// reads a key's text the same way.
+func decodeExactPEM(text []byte, blockType string) (*pem.Block, error) {
+	block, err := decodeOnePEM(text, blockType)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(pem.EncodeToMemory(block), text) {
+		return nil, fmt.Errorf("%w: the %q PEM block is not in its exact form (LF line ends, 64-character lines, nothing around it)", ErrMalformed, blockType)
+	}
+	return block, nil
 }
 
 // decodeOnePEM decodes text that is exactly one PEM block of the given type, without

@@ -72,11 +72,7 @@ func TestParsePublicKeyPEMAccepts(t *testing.T) {
 	pub := key.Public().(ed25519.PublicKey)
 	good := identityMustPublicPEM(t, pub)
 	cases := map[string][]byte{
-		"generated":           good,
-		"no trailing newline": bytes.TrimRight(good, "\n"),
-		"CRLF":                bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")),
-		"CRLF no trailing":    bytes.TrimRight(bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")), "\r\n"),
-		"trailing blank line": append(append([]byte{}, good...), '\n'),
+		"generated": good,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +118,13 @@ func TestParsePublicKeyPEMRejects(t *testing.T) {
 		"truncated DER":       identityPEM(t, "PUBLIC KEY", block.Bytes[:len(block.Bytes)-1], nil),
 		"DER with extra byte": identityPEM(t, "PUBLIC KEY", append(append([]byte{}, block.Bytes...), 0), nil),
 		"no END line":         []byte(strings.SplitAfter(string(good), "\n")[0] + strings.SplitAfter(string(good), "\n")[1]),
+		// Issue 14, hole 10: only the exact form is read, so every verifier reads the same.
+		"no trailing newline": bytes.TrimRight(good, "\n"),
+		"CRLF":                bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")),
+		"CRLF no trailing":    bytes.TrimRight(bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")), "\r\n"),
+		"trailing blank line": append(append([]byte{}, good...), '\n'),
+		"leading blank line":  append([]byte("\n"), good...),
+		"leading space":       append([]byte(" "), good...),
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -157,16 +160,24 @@ func TestOperatorIDLayoutIndependent(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(Fingerprint(pub)) {
 		t.Fatalf("Fingerprint = %q, want 64 lowercase hex", Fingerprint(pub))
 	}
+	// The ID is of the key alone; the one PEM layout read is the exact form
+	// (issue 14, hole 10), so a re-wrapped key is refused rather than read differently.
 	cases := map[string][]byte{
 		"canonical":       good,
+		"64 a line":       wrap(64, "\n"),
 		"one char a line": wrap(1, "\n"),
 		"4 a line":        wrap(4, "\n"),
 		"30 a line CRLF":  wrap(30, "\r\n"),
-		"64 a line":       wrap(64, "\n"),
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, err := ParsePublicKeyPEM(in)
+			if !bytes.Equal(in, good) {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("ParsePublicKeyPEM(%q) = %v, want ErrMalformed", in, err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("ParsePublicKeyPEM(%q): %v", in, err)
 			}

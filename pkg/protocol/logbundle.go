@@ -34,12 +34,13 @@ type LogBundle struct {
 	UUID string `json:"uuid"`
 	// Body is the entry body (a hashedrekord, see NewHashedRekord) in standard base64.
 	Body string `json:"body"`
-	// IntegratedTime is when the log integrated the entry, in Unix seconds. Only the
-	// signed entry timestamp, when present, makes it more than the log's word.
+	// IntegratedTime is when the log integrated the entry, in Unix seconds. The signed
+	// entry timestamp covers it.
 	IntegratedTime int64 `json:"integratedTime"`
 	// LogID is the hex SHA-256 of the log's public key in PKIX DER form.
 	LogID string `json:"logID"`
-	// LogIndex is the entry's index in the log.
+	// LogIndex is the entry's index in the log (on a sharded Rekor, across all shards):
+	// the index a receipt's tlog_log_index states. The signed entry timestamp covers it.
 	LogIndex int64 `json:"logIndex"`
 	// Verification holds the proofs.
 	Verification LogVerification `json:"verification"`
@@ -50,8 +51,8 @@ type LogVerification struct {
 	// InclusionProof proves the entry is in the tree of a signed checkpoint.
 	InclusionProof InclusionProof `json:"inclusionProof"`
 	// SignedEntryTimestamp is the log's signature (standard base64) over the RFC 8785 JSON
-	// of body, integratedTime, logID and logIndex. Rekor gives one; the embedded log does
-	// not.
+	// of body, integratedTime, logID and logIndex (see EntryTimestampPayload). Both Rekor
+	// and the embedded log give one; VerifyLogBundle requires it.
 	SignedEntryTimestamp string `json:"signedEntryTimestamp,omitempty"`
 }
 
@@ -74,21 +75,25 @@ type InclusionProof struct {
 type LogVerifyOptions struct {
 	// Key is the log's public key: *ecdsa.PublicKey or ed25519.PublicKey.
 	Key crypto.PublicKey
-	// RequireSET fails a bundle without a signed entry timestamp (Rekor always gives one).
-	RequireSET bool
+	// AllowMissingSET accepts a bundle without a signed entry timestamp, leaving its
+	// integratedTime and top-level logIndex unauthenticated. Only for the bundles of
+	// legacy receipts, made before the embedded log signed entry timestamps; the caller
+	// must then not rely on integratedTime and must bind logIndex some other way.
+	AllowMissingSET bool
 }
 
 // VerifyLogBundle checks offline that the log holding opts.Key included b's entry, and
 // returns the entry body. In order:
 //
-//   - shape: canonical base64 body, 64-hex hashes, 0 <= index < size. Else ErrMalformed.
+//   - shape: canonical base64 body, 64-hex hashes, 0 <= index < size, a uuid of 64
+//     lowercase hex or 80 (a 16-hex tree ID first). Else ErrMalformed.
 //   - logID is the SHA-256 of opts.Key, and the UUID ends with the body's leaf hash. Else
 //     a *MismatchError.
 //   - the inclusion proof leads from the body's leaf hash to rootHash. Else ErrNotIncluded.
 //   - the checkpoint is signed by opts.Key (in Rekor's note form or the C2SP signed-note
 //     form) and states treeSize and rootHash. Else ErrNotIncluded.
-//   - the signed entry timestamp, when present (or required), is opts.Key's signature.
-//     Else ErrNotIncluded.
+//   - the signed entry timestamp is opts.Key's signature over EntryTimestampPayload(b).
+//     Else ErrNotIncluded; a missing one too, unless opts.AllowMissingSET.
 //
 // The caller MUST still check that the body logs what it expects (VerifyHashedRekord).
 func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
@@ -109,7 +114,10 @@ func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
 	if b.LogID != logID {
 		return nil, &MismatchError{Field: "logID", Want: logID, Got: b.LogID}
 	}
-	if want := hex.EncodeToString(leaf); !strings.HasSuffix(b.UUID, want) || (len(b.UUID) != 64 && len(b.UUID) != 80) {
+	if !isHex(b.UUID, 64) && !isHex(b.UUID, 80) {
+		return nil, fmt.Errorf("%w: uuid is neither 64 nor 80 lowercase hex characters", ErrMalformed)
+	}
+	if want := hex.EncodeToString(leaf); !strings.HasSuffix(b.UUID, want) {
 		return nil, &MismatchError{Field: "uuid", Want: "[tree ID]" + want, Got: b.UUID}
 	}
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, uint64(p.LogIndex), uint64(p.TreeSize), leaf, hashes, root); err != nil {
@@ -124,7 +132,7 @@ func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
 			ErrNotIncluded, cp.Size, cp.Root, p.TreeSize, root)
 	}
 	if b.Verification.SignedEntryTimestamp == "" {
-		if opts.RequireSET {
+		if !opts.AllowMissingSET {
 			return nil, fmt.Errorf("%w: no signed entry timestamp", ErrNotIncluded)
 		}
 		return body, nil
@@ -179,13 +187,20 @@ type setPayload struct {
 	LogIndex       int64  `json:"logIndex"`
 }
 
+// EntryTimestampPayload returns what a log's signed entry timestamp signs for b: the
+// RFC 8785 JSON of {"body", "integratedTime", "logID", "logIndex"} with b's values, as
+// Rekor signs it. The embedded log signs the same bytes (pure Ed25519).
+func EntryTimestampPayload(b *LogBundle) ([]byte, error) {
+	return canonical.Marshal(setPayload{b.Body, b.IntegratedTime, b.LogID, b.LogIndex})
+}
+
 // verifySET checks b's signed entry timestamp against key.
 func verifySET(b *LogBundle, key crypto.PublicKey) error {
-	sig, err := base64.StdEncoding.DecodeString(b.Verification.SignedEntryTimestamp)
-	if err != nil {
-		return fmt.Errorf("%w: signedEntryTimestamp is not base64", ErrMalformed)
+	sig, err := base64.StdEncoding.Strict().DecodeString(b.Verification.SignedEntryTimestamp)
+	if err != nil || base64.StdEncoding.EncodeToString(sig) != b.Verification.SignedEntryTimestamp {
+		return fmt.Errorf("%w: signedEntryTimestamp is not canonical base64", ErrMalformed)
 	}
-	payload, err := canonical.Marshal(setPayload{b.Body, b.IntegratedTime, b.LogID, b.LogIndex})
+	payload, err := EntryTimestampPayload(b)
 	if err != nil {
 		return err
 	}
@@ -209,10 +224,11 @@ func verifyLogSignature(key crypto.PublicKey, msg, sig []byte) bool {
 }
 
 // ParseLogPublicKeyPEM parses a transparency log's public key: a PKIX "PUBLIC KEY" PEM
-// block holding an ECDSA or Ed25519 key, as Rekor's /api/v1/log/publicKey serves it. An
-// Ed25519 key of small order is refused, as ParsePublicKeyPEM refuses it.
+// block holding an ECDSA or Ed25519 key, as Rekor's /api/v1/log/publicKey serves it, in
+// the exact form ParsePublicKeyPEM requires. An Ed25519 key of small order is refused, as
+// ParsePublicKeyPEM refuses it.
 func ParseLogPublicKeyPEM(text []byte) (crypto.PublicKey, error) {
-	block, err := decodeOnePEM(text, pemPublicKey)
+	block, err := decodeExactPEM(text, pemPublicKey)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,11 @@ package protocol
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
 )
@@ -21,24 +21,62 @@ type Receipt struct {
 	CrossAnchorHash string `json:"cross_anchor_hash"`
 	// ParticipatingOperators is in hash order (see SortParticipants).
 	ParticipatingOperators []Participant `json:"participating_operators"`
-	// TLogLogIndex is the transparency log's index of the entry, or nil before logging.
+	// TLogLogIndex is the transparency log's index of the entry (the bundle's top-level
+	// logIndex, across all shards of a sharded Rekor), or nil before logging.
 	TLogLogIndex *int64 `json:"tlog_log_index"`
 	// TLogURL is the transparency log's URL, or nil before logging.
 	TLogURL *string `json:"tlog_url"`
+	// TLogPublicKeyPEM is the log's public key, a PKIX "PUBLIC KEY" PEM of an ECDSA or
+	// Ed25519 key as Rekor's /api/v1/log/publicKey serves it, or nil before logging.
+	// Signed, so the federation key vouches for the log.
+	TLogPublicKeyPEM *string `json:"tlog_public_key_pem"`
+	// TLogRecordPublicKeyPEM is the Ed25519 federation key that signed the logged
+	// hashedrekord (the key that signed the anchor), or nil before logging. It differs
+	// from FederationPublicKeyPEM in a receipt re-signed after a federation key rotation.
+	TLogRecordPublicKeyPEM *string `json:"tlog_record_public_key_pem"`
 	// FederationPublicKeyPEM is the Ed25519 SubjectPublicKeyInfo PEM of the signing key.
 	FederationPublicKeyPEM string `json:"federation_public_key_pem"`
 	// FederationSignature is the Ed25519 signature over ReceiptPayload, padded standard
 	// base64.
 	FederationSignature string `json:"federation_signature"`
-	// TLogEntry is the log's proof bundle, a JSON object; it is not signed and not yet
-	// verified by this package.
+	// TLogEntry is the log's proof bundle (a LogBundle), a JSON object, not signed:
+	// VerifyReceipt binds it through the signed members above.
 	TLogEntry json.RawMessage `json:"tlog_entry,omitempty"`
+	// Legacy marks a receipt in the format signed before tlog_public_key_pem and
+	// tlog_record_public_key_pem existed: it has neither member, and its tlog_entry can be
+	// verified only under a log key the caller gives. SignReceipt writes a legacy receipt
+	// when set; VerifyReceipt sets it on the receipt it reports.
+	Legacy bool `json:"-"`
 }
 
-// Receipt members that are not part of the signed payload.
+// MarshalJSON writes r's members in the order of the struct, without
+// tlog_public_key_pem and tlog_record_public_key_pem when r.Legacy.
+func (r Receipt) MarshalJSON() ([]byte, error) {
+	type plain Receipt
+	var v any = plain(r)
+	if r.Legacy {
+		v = struct {
+			plain
+			TLogPublicKeyPEM       *string `json:"tlog_public_key_pem,omitempty"`
+			TLogRecordPublicKeyPEM *string `json:"tlog_record_public_key_pem,omitempty"`
+		}{plain: plain(r)}
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+// Receipt members that are not part of the signed payload, and those whose presence
+// tells the current format from the legacy one.
 const (
 	receiptSignatureMember = "federation_signature"
 	receiptTLogEntryMember = "tlog_entry"
+	receiptLogKeyMember    = "tlog_public_key_pem"
+	receiptRecordKeyMember = "tlog_record_public_key_pem"
 )
 
 // Check is the outcome of one step of a verification.
@@ -109,7 +147,9 @@ func receiptPayload(members []topMember) ([]byte, error) {
 // and returns the receipt's final JSON, indented. It refuses, with VerifyReceipt's error,
 // a receipt that VerifyReceipt would refuse under key's public half (so sort the
 // participants and compute the cross-anchor hash first), and a key that is not 64 bytes
-// (ErrMalformed). r.TLogEntry, if set, is carried unsigned.
+// (ErrMalformed). r.TLogEntry, if set, is carried unsigned; in the current format (r.Legacy
+// false) it must then verify under r.TLogPublicKeyPEM, as VerifyReceipt requires, so a
+// receipt is never signed over a log entry it does not bind.
 func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("%w: Ed25519 private key is %d bytes, want %d", ErrMalformed, len(key), ed25519.PrivateKeySize)
@@ -143,31 +183,54 @@ func SignReceipt(r *Receipt, key ed25519.PrivateKey) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// VerifyReceipt checks the receipt raw and returns a report of the checks, in order,
+// ReceiptVerifyOptions says which keys VerifyReceiptWith trusts.
+type ReceiptVerifyOptions struct {
+	// FederationKey is the trusted federation key. Nil fails "trusted_key" with
+	// ErrNoTrustedKey: the receipt is then bound to no federation.
+	FederationKey ed25519.PublicKey
+	// LogKey, when not nil, is the transparency log key the caller trusts
+	// (*ecdsa.PublicKey or ed25519.PublicKey): a current-format receipt must name it in
+	// tlog_public_key_pem, and a legacy receipt's tlog_entry is verified under it.
+	LogKey crypto.PublicKey
+}
+
+// VerifyReceipt is VerifyReceiptWith with trusted as the federation key and no log key.
+func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error) {
+	return VerifyReceiptWith(raw, ReceiptVerifyOptions{FederationKey: trusted})
+}
+
+// VerifyReceiptWith checks the receipt raw and returns a report of the checks, in order,
 // stopping at the first failure (the report is returned in every case):
 //
 //   - "parse": raw is one JSON object with anchor_id ("anchor-YYYYMMDD-NNN"), anchored_at
 //     (see ParseAnchoredAt), cross_anchor_hash (64 lowercase hex), participating_operators
-//     (a non-empty array of objects with operator_id and chain_signature of the shapes
-//     CrossAnchorHash requires), tlog_log_index (a non-negative integer or null), tlog_url
-//     (a string or null), federation_public_key_pem (an Ed25519 key, see
-//     ParsePublicKeyPEM), federation_signature (canonical padded base64 of 64 bytes), an
-//     optional tlog_entry object, and a payload ReceiptPayload accepts. Else ErrMalformed.
-//   - "participants_order": operator_ids strictly ascend. Else ErrMalformed.
+//     (a non-empty array of objects with exactly the members operator_id and
+//     chain_signature, of the shapes CrossAnchorHash requires), tlog_log_index (a
+//     non-negative integer or null; "-0" is refused), tlog_url (a string or null),
+//     federation_public_key_pem (an Ed25519 key, see ParsePublicKeyPEM),
+//     federation_signature (canonical padded base64 of 64 bytes), an optional tlog_entry
+//     object, and a payload ReceiptPayload accepts. A current-format receipt also has
+//     tlog_public_key_pem (see ParseLogPublicKeyPEM) and tlog_record_public_key_pem (an
+//     Ed25519 key), each a string or null; tlog_log_index, tlog_url and both keys are all
+//     null or all non-null, and tlog_entry is present exactly when they are non-null. A
+//     legacy receipt has neither key member. Anything else is ErrMalformed.
+//   - "participants_order": operator_ids strictly ascend. Else a *MismatchError.
 //   - "cross_anchor_hash": the recomputed hash equals the stated one. Else a
 //     *MismatchError with Field "cross_anchor_hash".
 //   - "federation_signature": the signature verifies over the payload under
 //     federation_public_key_pem. Else ErrSignature.
-//   - "trusted_key": that key equals trusted. Else ErrKeyNotTrusted. With trusted nil the
-//     check fails with the detail "self-consistent but bound to no trusted key" and the
-//     error wraps ErrNoTrustedKey: the receipt proves nothing about the federation.
-//   - "tlog_entry": always skipped here; VerifyReceiptLog checks the log proof against the
-//     log's key. Until it has, the caller must not rely on tlog_log_index, tlog_url or
-//     tlog_entry.
+//   - "trusted_key": that key equals opts.FederationKey. Else ErrKeyNotTrusted. With no
+//     key the check fails with the detail "self-consistent but bound to no trusted key"
+//     and the error wraps ErrNoTrustedKey: the receipt proves nothing about the federation.
+//   - "tlog_entry": see verifyReceiptLog. In a current-format receipt a present tlog_entry
+//     is always verified, under the log key the receipt signs (which must equal
+//     opts.LogKey when given, else ErrKeyNotTrusted). A legacy receipt's tlog_entry is
+//     verified only under opts.LogKey; without one the check is skipped, and the caller
+//     must not rely on tlog_log_index, tlog_url or tlog_entry. No entry yet: skipped.
 //
-// Unknown members are allowed but signed, so one added after signing fails
+// Unknown top-level members are allowed but signed, so one added after signing fails
 // "federation_signature".
-func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error) {
+func VerifyReceiptWith(raw []byte, opts ReceiptVerifyOptions) (*ReceiptReport, error) {
 	rep := &ReceiptReport{}
 	fail := func(name string, err error) (*ReceiptReport, error) {
 		rep.Checks = append(rep.Checks, Check{Name: name, Detail: err.Error()})
@@ -205,7 +268,7 @@ func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error
 	}
 	pass("federation_signature", "signed by "+Fingerprint(p.key))
 
-	switch {
+	switch trusted := opts.FederationKey; {
 	case trusted == nil:
 		err := fmt.Errorf("%w: receipt is self-consistent but bound to no trusted key", ErrNoTrustedKey)
 		rep.Checks = append(rep.Checks, Check{Name: "trusted_key", Detail: "self-consistent but bound to no trusted key"})
@@ -215,20 +278,19 @@ func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error
 	}
 	pass("trusted_key", "")
 
-	detail := "no log entry yet"
-	if p.receipt.TLogEntry != nil {
-		detail = "log proof not verified: needs the log's key (VerifyReceiptLog)"
-	}
-	rep.Checks = append(rep.Checks, Check{Name: "tlog_entry", Skipped: true, Detail: detail})
-	return rep, nil
+	check, err := verifyReceiptLog(p, opts.LogKey)
+	rep.Checks = append(rep.Checks, check)
+	return rep, err
 }
 
-// parsedReceipt is a receipt with its decoded key, signature and payload.
+// parsedReceipt is a receipt with its decoded keys, signature and payload.
 type parsedReceipt struct {
 	receipt   *Receipt
 	key       ed25519.PublicKey
 	signature []byte
 	payload   []byte
+	logKey    crypto.PublicKey  // tlog_public_key_pem; nil when null or legacy
+	recordKey ed25519.PublicKey // tlog_record_public_key_pem; nil when null or legacy
 }
 
 // parseReceipt performs the "parse" check of VerifyReceipt.
@@ -292,70 +354,9 @@ func parseReceipt(raw []byte) (*parsedReceipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &parsedReceipt{receipt: r, key: key, signature: sig, payload: payload}, nil
-}
-
-func jsonStringMember(m map[string]json.RawMessage, name string) (string, error) {
-	v, ok := m[name]
-	if !ok {
-		return "", fmt.Errorf("%w: receipt member %s is missing", ErrMalformed, name)
-	}
-	return jsonString(name, v)
-}
-
-func nullableStringMember(m map[string]json.RawMessage, name string) (*string, error) {
-	v, ok := m[name]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%w: receipt member %s is missing", ErrMalformed, name)
-	case string(v) == "null":
-		return nil, nil
-	}
-	s, err := jsonString(name, v)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s is neither a JSON string nor null", ErrMalformed, name)
-	}
-	return &s, nil
-}
-
-func logIndexMember(m map[string]json.RawMessage) (*int64, error) {
-	v, ok := m["tlog_log_index"]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%w: receipt member tlog_log_index is missing", ErrMalformed)
-	case string(v) == "null":
-		return nil, nil
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || n < 0 || string(v) == "-0" {
-		return nil, fmt.Errorf("%w: tlog_log_index is neither a non-negative 64-bit integer nor null", ErrMalformed)
-	}
-	return &n, nil
-}
-
-func participantsMember(v json.RawMessage) ([]Participant, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%w: receipt member participating_operators is missing", ErrMalformed)
-	}
-	var elems []map[string]json.RawMessage
-	if v[0] != '[' || json.Unmarshal(v, &elems) != nil {
-		return nil, fmt.Errorf("%w: participating_operators is not an array of JSON objects", ErrMalformed)
-	}
-	ps := make([]Participant, len(elems))
-	for i, obj := range elems {
-		if obj == nil {
-			return nil, fmt.Errorf("%w: participant %d is not a JSON object", ErrMalformed, i)
-		}
-		var err error
-		if ps[i].OperatorID, err = jsonStringMember(obj, "operator_id"); err != nil {
-			return nil, fmt.Errorf("participant %d: %w", i, err)
-		}
-		if ps[i].ChainSignature, err = jsonStringMember(obj, "chain_signature"); err != nil {
-			return nil, fmt.Errorf("participant %d: %w", i, err)
-		}
-	}
-	if err := checkParticipants(ps); err != nil {
+	p := &parsedReceipt{receipt: r, key: key, signature: sig, payload: payload}
+	if err := parseLogMembers(p, byName); err != nil {
 		return nil, err
 	}
-	return ps, nil
+	return p, nil
 }

@@ -48,7 +48,9 @@ func TestReceiptRoundTrip(t *testing.T) {
 	key := rcptKey(1)
 	idx, url := int64(42), "https://log.example/api/v1/log/entries?a=1&b=<2>"
 	logged := rcptReceipt(t, 3)
-	logged.TLogLogIndex, logged.TLogURL = &idx, &url
+	// A legacy receipt may name its log entry without the log's key; the current format
+	// names all or nothing (TestVerifyReceiptRejects).
+	logged.TLogLogIndex, logged.TLogURL, logged.Legacy = &idx, &url, true
 	loggedRaw, err := SignReceipt(logged, key)
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +64,10 @@ func TestReceiptRoundTrip(t *testing.T) {
 		raw        []byte
 		tlogDetail string
 	}{
-		"as signed":       {raw, "no log entry yet"},
-		"compacted":       {compact.Bytes(), "no log entry yet"},
-		"members sorted":  {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
-		"logged":          {loggedRaw, "no log entry yet"},
-		"tlog_entry kept": {editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} }), "log proof not verified: needs the log's key (VerifyReceiptLog)"},
+		"as signed":      {raw, "no log entry yet"},
+		"compacted":      {compact.Bytes(), "no log entry yet"},
+		"members sorted": {editJSON(t, raw, func(map[string]any) {}), "no log entry yet"},
+		"logged":         {loggedRaw, "no log entry yet"},
 	}
 	names := []string{"parse", "participants_order", "cross_anchor_hash", "federation_signature", "trusted_key", "tlog_entry"}
 	for name, c := range cases {
@@ -92,7 +93,17 @@ func TestReceiptRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	rep, _ := VerifyReceipt(loggedRaw, key.Public().(ed25519.PublicKey))
+	// A legacy receipt names no log key, so a tlog_entry added to it is checked under
+	// nothing: it must fail rather than pass unverified.
+	withEntry := editJSON(t, loggedRaw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"proof": 1.5} })
+	rep, err := VerifyReceipt(withEntry, key.Public().(ed25519.PublicKey))
+	if !errors.Is(err, ErrNoTrustedKey) {
+		t.Errorf("legacy receipt with a tlog_entry and no log key: err = %v, want ErrNoTrustedKey", err)
+	}
+	if last := rep.Checks[len(rep.Checks)-1]; last.Name != "tlog_entry" || last.OK || last.Skipped {
+		t.Errorf("last check %+v, want a failed tlog_entry", last)
+	}
+	rep, _ = VerifyReceipt(loggedRaw, key.Public().(ed25519.PublicKey))
 	if r := rep.Receipt; r.TLogLogIndex == nil || *r.TLogLogIndex != 42 || r.TLogURL == nil || *r.TLogURL != url {
 		t.Errorf("tlog fields decoded as %v, %v", r.TLogLogIndex, r.TLogURL)
 	}
@@ -101,6 +112,12 @@ func TestReceiptRoundTrip(t *testing.T) {
 func TestVerifyReceiptRejects(t *testing.T) {
 	key, other := rcptKey(1), rcptKey(2)
 	raw := rcptSigned(t, 3, key)
+	legacyReceipt := rcptReceipt(t, 3)
+	legacyReceipt.Legacy = true
+	legacy, err := SignReceipt(legacyReceipt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	otherPEM, _ := MarshalPublicKeyPEM(rcptPub(2))
 	edit := func(f func(m map[string]any)) []byte { return editJSON(t, raw, f) }
 	cases := map[string]struct {
@@ -119,17 +136,25 @@ func TestVerifyReceiptRejects(t *testing.T) {
 		"dropped participant": {edit(func(m map[string]any) {
 			m["participating_operators"] = m["participating_operators"].([]any)[1:]
 		}), rcptPub(1), ErrMismatch, "cross_anchor_hash"},
-		"changed anchor_id":          {edit(func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"set tlog_log_index":         {edit(func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrSignature, "federation_signature"},
-		"set tlog_url":               {edit(func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"added top-level member":     {edit(func(m map[string]any) { m["note"] = "hi" }), rcptPub(1), ErrSignature, "federation_signature"},
-		"added participant member":   {edit(func(m map[string]any) { rcptParticipant(m, 0)["weight"] = 1 }), rcptPub(1), ErrSignature, "federation_signature"},
-		"other key's PEM":            {edit(func(m map[string]any) { m["federation_public_key_pem"] = string(otherPEM) }), rcptPub(1), ErrSignature, "federation_signature"},
-		"re-signed by another key":   {rcptSigned(t, 3, other), rcptPub(1), ErrKeyNotTrusted, "trusted_key"},
-		"trusting another key":       {raw, rcptPub(2), ErrKeyNotTrusted, "trusted_key"},
-		"no trusted key":             {raw, nil, ErrNoTrustedKey, "trusted_key"},
-		"flipped signature byte":     {rcptFlipSignature(t, raw, 0), rcptPub(1), ErrSignature, "federation_signature"},
-		"flipped last signature bit": {rcptFlipSignature(t, raw, 63), rcptPub(1), ErrSignature, "federation_signature"},
+		"changed anchor_id":           {edit(func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"set tlog_log_index":          {edit(func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrMalformed, "parse"},
+		"set tlog_url":                {edit(func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrMalformed, "parse"},
+		"set legacy tlog_log_index":   {editJSON(t, legacy, func(m map[string]any) { m["tlog_log_index"] = 7 }), rcptPub(1), ErrSignature, "federation_signature"},
+		"set legacy tlog_url":         {editJSON(t, legacy, func(m map[string]any) { m["tlog_url"] = "https://log.example" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"dropped tlog_public_key_pem": {edit(func(m map[string]any) { delete(m, "tlog_public_key_pem") }), rcptPub(1), ErrMalformed, "parse"},
+		"dropped both log key members": {edit(func(m map[string]any) {
+			delete(m, "tlog_public_key_pem")
+			delete(m, "tlog_record_public_key_pem")
+		}), rcptPub(1), ErrSignature, "federation_signature"},
+		"tlog_entry without the log members": {edit(func(m map[string]any) { m["tlog_entry"] = map[string]any{} }), rcptPub(1), ErrMalformed, "parse"},
+		"added top-level member":             {edit(func(m map[string]any) { m["note"] = "hi" }), rcptPub(1), ErrSignature, "federation_signature"},
+		"added participant member":           {edit(func(m map[string]any) { rcptParticipant(m, 0)["weight"] = 1 }), rcptPub(1), ErrMalformed, "parse"},
+		"other key's PEM":                    {edit(func(m map[string]any) { m["federation_public_key_pem"] = string(otherPEM) }), rcptPub(1), ErrSignature, "federation_signature"},
+		"re-signed by another key":           {rcptSigned(t, 3, other), rcptPub(1), ErrKeyNotTrusted, "trusted_key"},
+		"trusting another key":               {raw, rcptPub(2), ErrKeyNotTrusted, "trusted_key"},
+		"no trusted key":                     {raw, nil, ErrNoTrustedKey, "trusted_key"},
+		"flipped signature byte":             {rcptFlipSignature(t, raw, 0), rcptPub(1), ErrSignature, "federation_signature"},
+		"flipped last signature bit":         {rcptFlipSignature(t, raw, 63), rcptPub(1), ErrSignature, "federation_signature"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -346,6 +371,10 @@ func FuzzVerifyReceipt(f *testing.F) {
 	f.Add(editJSON(f, raw, func(m map[string]any) { m["tlog_entry"] = map[string]any{"a": []any{1, "x"}} }))
 	f.Add(editJSON(f, raw, func(m map[string]any) { m["anchor_id"] = "anchor-20261121-002" }))
 	f.Add([]byte(`{"anchor_id":1}`))
+	// A current-format logged receipt, and a legacy one.
+	logged := encodeObject(f, loggedReceipt(f, rcptKey(1), rcptKey(1)))
+	f.Add(logged)
+	f.Add(testReceipt(f, rcptKey(1)))
 	trusted := rcptPub(1)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 1<<16 {

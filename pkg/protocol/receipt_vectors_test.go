@@ -14,7 +14,7 @@ import (
 var federationKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize))
 
 // testReceipt is a receipt over three operators, signed by key.
-func testReceipt(tb testing.TB, key ed25519.PrivateKey, change func(*Receipt)) []byte {
+func testReceipt(tb testing.TB, key ed25519.PrivateKey) []byte {
 	tb.Helper()
 	var ps []Participant
 	for i := byte(1); i <= 3; i++ {
@@ -30,10 +30,8 @@ func testReceipt(tb testing.TB, key ed25519.PrivateKey, change func(*Receipt)) [
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &Receipt{AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps}
-	if change != nil {
-		change(r)
-	}
+	// Legacy: the committed vectors of the format before issue 14 keep their bytes.
+	r := &Receipt{AnchorID: "anchor-20261121-001", AnchoredAt: at, CrossAnchorHash: hash, ParticipatingOperators: ps, Legacy: true}
 	raw, err := SignReceipt(r, key)
 	if err != nil {
 		tb.Fatal(err)
@@ -45,12 +43,7 @@ func testReceipt(tb testing.TB, key ed25519.PrivateKey, change func(*Receipt)) [
 // tamperer would change a signed document. Numbers keep their exact digits.
 func editJSON(tb testing.TB, raw []byte, edit func(map[string]any)) []byte {
 	tb.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		tb.Fatal(err)
-	}
+	m := decodeObject(tb, raw)
 	edit(m)
 	out, err := json.Marshal(m)
 	if err != nil {
@@ -66,16 +59,16 @@ func receiptVectors(tb testing.TB) map[string]vector {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	valid := testReceipt(tb, federationKey, nil)
+	valid := testReceipt(tb, federationKey)
 	cases := map[string]struct {
 		desc          string
 		receipt       []byte
 		trusted, none string
 	}{
 		"valid": {"an honest receipt over three operators, not yet logged", valid, "ok", "no_trusted_key"},
-		"with-tlog-entry": {"an honest receipt with an (unsigned) tlog_entry added", editJSON(tb, valid, func(m map[string]any) {
+		"with-tlog-entry": {"a legacy receipt with an (unsigned) tlog_entry added: it names no log key, so the entry is bound to none", editJSON(tb, valid, func(m map[string]any) {
 			m["tlog_entry"] = map[string]any{"log_index": 7}
-		}), "ok", "no_trusted_key"},
+		}), "no_trusted_key", "no_trusted_key"},
 		"reordered-participants": {"the first two participants swapped", editJSON(tb, valid, func(m map[string]any) {
 			ps := m["participating_operators"].([]any)
 			ps[0], ps[1] = ps[1], ps[0]
@@ -84,7 +77,7 @@ func receiptVectors(tb testing.TB) map[string]vector {
 			m["anchored_at"] = strings.Replace(m["anchored_at"].(string), "123456789", "123456790", 1)
 		}), "mismatch cross_anchor_hash", "mismatch cross_anchor_hash"},
 		"signed-by-another-key": {"the same anchor signed by a key other than the federation's, which the receipt names",
-			testReceipt(tb, otherKey, nil), "key_not_trusted", "no_trusted_key"},
+			testReceipt(tb, otherKey), "key_not_trusted", "no_trusted_key"},
 		"added-member": {"a top-level member added after signing", editJSON(tb, valid, func(m map[string]any) {
 			m["note"] = "also anchored elsewhere"
 		}), "signature", "signature"},
@@ -99,6 +92,14 @@ func receiptVectors(tb testing.TB) map[string]vector {
 			Desc:     c.desc,
 			Kind:     "receipt",
 			Inputs:   map[string]string{"receipt": string(c.receipt), "public_key_pem": string(fedPEM)},
+			Expected: map[string]string{"trusted_key": c.trusted, "no_key": c.none},
+		}
+	}
+	for name, c := range loggedReceiptVectors(tb) {
+		out[name] = vector{
+			Desc:     c.desc,
+			Kind:     "receipt",
+			Inputs:   map[string]string{"receipt": string(c.receipt), "public_key_pem": string(mustMarshalPEM(tb, c.key))},
 			Expected: map[string]string{"trusted_key": c.trusted, "no_key": c.none},
 		}
 	}

@@ -238,7 +238,7 @@ func TestKeyRotation(t *testing.T) {
 		"presented new key":   {r, newPub, stmtTestNow, ErrKeyNotTrusted, ""},
 		"operator id changed": {with(func(c *KeyRotation) { c.OperatorID = OperatorID(newPub) }), oldPub, stmtTestNow, ErrKeyNotTrusted, ""},
 		"new key swapped":     {with(func(c *KeyRotation) { c.NewPublicKey = string(thirdPEM) }), oldPub, stmtTestNow, ErrSignature, "old_key_signature"},
-		"PEM re-wrapped":      {with(func(c *KeyRotation) { c.NewPublicKey = strings.ReplaceAll(c.NewPublicKey, "\n", "\r\n") }), oldPub, stmtTestNow, ErrSignature, "old_key_signature"},
+		"PEM re-wrapped":      {with(func(c *KeyRotation) { c.NewPublicKey = strings.ReplaceAll(c.NewPublicKey, "\n", "\r\n") }), oldPub, stmtTestNow, ErrMalformed, "new_public_key"},
 		"rotation_at changed": {with(func(c *KeyRotation) { c.RotationAt = "2026-01-02T15:04:06Z" }), oldPub, stmtTestNow, ErrSignature, "old_key_signature"},
 		"old sig tampered":    {with(func(c *KeyRotation) { c.OldKeySignature = stmtFlip(t, c.OldKeySignature) }), oldPub, stmtTestNow, ErrSignature, "old_key_signature"},
 		"new sig tampered":    {with(func(c *KeyRotation) { c.NewKeySignature = stmtFlip(t, c.NewKeySignature) }), oldPub, stmtTestNow, ErrSignature, "new_key_signature"},

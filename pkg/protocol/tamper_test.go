@@ -213,6 +213,8 @@ func verdict(err error) string {
 		return "signature"
 	case errors.Is(err, ErrNoTrustedKey):
 		return "no_trusted_key"
+	case errors.Is(err, ErrNotIncluded):
+		return "not_included"
 	}
 	return "error: " + err.Error()
 }

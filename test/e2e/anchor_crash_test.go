@@ -220,14 +220,6 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fed"}, &fed); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := controllers.Receipt(&fed, ca, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	report, err := protocol.VerifyReceipt(raw, key.Public().(ed25519.PublicKey))
-	if err != nil {
-		t.Fatalf("receipt: %v", err)
-	}
 	logPEM, err := tlog.LogKeyPEM(string(logKey.Data[controllers.LogKeySecretKey]))
 	if err != nil {
 		t.Fatal(err)
@@ -236,13 +228,21 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw, err := controllers.Receipt(&fed, ca, key, logPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := protocol.VerifyReceipt(raw, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatalf("receipt: %v", err)
+	}
 	if err := protocol.VerifyReceiptLog(report.Receipt, protocol.LogVerifyOptions{Key: logPub}); err != nil {
 		t.Fatalf("the receipt's log proof: %v", err)
 	}
 
 	// The client CLI checks the same offline, and refuses a receipt whose log proof was
-	// edited (the proof is not under the federation's signature, so only the log key
-	// catches it).
+	// edited, with --log-key or without: the receipt signs the log's key (issue 14,
+	// hole 4).
 	dir := t.TempDir()
 	fedPEM, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
 	if err != nil {
@@ -256,11 +256,13 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 		}
 	}
 	for receipt, want := range map[string]int{"receipt.json": 0, "edited.json": 3} {
-		cmd := exec.Command(cairnBin, "federation", "verify", filepath.Join(dir, receipt),
-			"--federation-key", filepath.Join(dir, "federation.pem"), "--log-key", filepath.Join(dir, "log.pem"))
-		out, err := cmd.CombinedOutput()
-		if got := exitCode(err); err == nil && want != 0 || err != nil && got != want {
-			t.Errorf("cairn federation verify %s --log-key: %v, want exit %d\n%s", receipt, err, want, out)
+		for _, logFlag := range [][]string{{"--log-key", filepath.Join(dir, "log.pem")}, nil} {
+			args := append([]string{"federation", "verify", filepath.Join(dir, receipt),
+				"--federation-key", filepath.Join(dir, "federation.pem")}, logFlag...)
+			out, err := exec.Command(cairnBin, args...).CombinedOutput()
+			if got := exitCode(err); err == nil && want != 0 || err != nil && got != want {
+				t.Errorf("cairn federation verify %s %v: %v, want exit %d\n%s", receipt, logFlag, err, want, out)
+			}
 		}
 	}
 }
