@@ -33,8 +33,17 @@ import (
 // ErrSyntax is wrapped by every error about the input.
 var ErrSyntax = errors.New("invalid JSON")
 
-// ErrDepth is wrapped, with ErrSyntax, by the error about nesting deeper than MaxDepth.
-var ErrDepth = errors.New("nested too deeply")
+// Errors wrapped, with ErrSyntax, by the errors about input that encoding/json would
+// accept: Cairn's reader is deliberately stricter there.
+var (
+	// ErrUTF8 is invalid UTF-8 in a string, or a \u escape of a lone surrogate, which
+	// encoding/json would replace with U+FFFD.
+	ErrUTF8 = errors.New("not UTF-8")
+	// ErrDuplicate is a member name repeated in one object, with RefuseDuplicates.
+	ErrDuplicate = errors.New("duplicate member name")
+	// ErrDepth is nesting deeper than MaxDepth.
+	ErrDepth = errors.New("nested too deeply")
+)
 
 // DefaultBufferSize is how many bytes a stream Reader asks of its source at a time.
 const DefaultBufferSize = 64 << 10
@@ -66,7 +75,8 @@ type Reader struct {
 	eof     bool  // src has nothing more
 	readErr error // src's error other than io.EOF
 	chunk   int   // bytes asked of src per read
-	scratch []byte
+	scratch []byte // decoded strings
+	key     []byte // a stream's member name, copied out of the buffer
 
 	// stack holds, per open container, its closing byte; first says whether the
 	// container has had no element yet.
@@ -123,6 +133,11 @@ func (r *Reader) Depth() int { return len(r.stack) }
 
 func (r *Reader) errorf(format string, args ...any) error {
 	return fmt.Errorf("%w: at byte %d: %s", ErrSyntax, r.Offset(), fmt.Sprintf(format, args...))
+}
+
+// failf is errorf for an error that also wraps kind.
+func (r *Reader) failf(kind error, format string, args ...any) error {
+	return fmt.Errorf("%w: at byte %d: %w: %s", ErrSyntax, r.Offset(), kind, fmt.Sprintf(format, args...))
 }
 
 // fill reads more input, keeping buf[keep:] (keep ≤ pos), and returns how far the kept
@@ -262,7 +277,7 @@ func (r *Reader) Begin(k Kind) error {
 		return err
 	}
 	if len(r.stack) >= r.MaxDepth {
-		return fmt.Errorf("%w: at byte %d: %w: more than %d levels", ErrSyntax, r.Offset(), ErrDepth, r.MaxDepth)
+		return r.failf(ErrDepth, "more than %d levels", r.MaxDepth)
 	}
 	r.stack = append(r.stack, container{closer: closer, first: true})
 	return nil
@@ -317,9 +332,13 @@ func (r *Reader) Key() (name []byte, ok bool, err error) {
 			top.names = map[string]struct{}{}
 		}
 		if _, dup := top.names[string(name)]; dup {
-			return nil, false, r.errorf("duplicate member name %q", name)
+			return nil, false, r.failf(ErrDuplicate, "%q", name)
 		}
 		top.names[string(name)] = struct{}{}
+	}
+	if r.src != nil { // reading the ':' may refill the buffer the name lies in
+		r.key = append(r.key[:0], name...)
+		name = r.key
 	}
 	return name, true, r.expect(':')
 }

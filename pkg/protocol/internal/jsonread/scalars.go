@@ -60,7 +60,7 @@ func (r *Reader) String() (text []byte, escaped bool, err error) {
 			}
 			rn, size := utf8.DecodeRune(r.buf[r.pos:])
 			if rn == utf8.RuneError && size == 1 {
-				return nil, false, r.errorf("invalid UTF-8 in a string")
+				return nil, false, r.failf(ErrUTF8, "invalid UTF-8 in a string")
 			}
 			r.pos += size
 		}
@@ -107,15 +107,15 @@ func (r *Reader) unicodeEscape(out, b []byte) ([]byte, error) {
 	switch {
 	case u >= 0xd800 && u < 0xdc00:
 		if len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
-			return nil, r.errorf("lone surrogate \\u%04x", u)
+			return nil, r.failf(ErrUTF8, "lone surrogate \\u%04x", u)
 		}
 		lo, ok := hex4(b[8:])
 		if !ok || lo < 0xdc00 || lo > 0xdfff {
-			return nil, r.errorf("lone surrogate \\u%04x", u)
+			return nil, r.failf(ErrUTF8, "lone surrogate \\u%04x", u)
 		}
 		n, rn = 12, utf16.DecodeRune(rn, rune(lo))
 	case u >= 0xdc00 && u <= 0xdfff:
-		return nil, r.errorf("lone surrogate \\u%04x", u)
+		return nil, r.failf(ErrUTF8, "lone surrogate \\u%04x", u)
 	}
 	r.pos += n
 	return utf8.AppendRune(out, rn), nil
