@@ -70,11 +70,11 @@ const (
 type Reader struct {
 	src     io.Reader // nil when buf is the whole input
 	buf     []byte
-	pos     int   // next unread byte of buf
-	base    int64 // input offset of buf[0]
-	eof     bool  // src has nothing more
-	readErr error // src's error other than io.EOF
-	chunk   int   // bytes asked of src per read
+	pos     int    // next unread byte of buf
+	base    int64  // input offset of buf[0]
+	eof     bool   // src has nothing more
+	readErr error  // src's error other than io.EOF
+	chunk   int    // bytes asked of src per read
 	scratch []byte // decoded strings
 	key     []byte // a stream's member name, copied out of the buffer
 

@@ -35,7 +35,7 @@ func TestRules(t *testing.T) {
 		"lone low surrogate":             {`"x\udc00"`, ErrUTF8},
 		"control character":              {"\"a\x1fb\"", ErrSyntax},
 		"unknown escape":                 {`"\x41"`, ErrSyntax},
-		"short \\u escape":                {`"\u12"`, ErrSyntax},
+		"short \\u escape":               {`"\u12"`, ErrSyntax},
 		"duplicate name":                 {`{"a":1,"a":2}`, ErrDuplicate},
 		"duplicate name after unescape":  {`{"a":1,"\u0061":2}`, ErrDuplicate},
 		"same name in two objects":       {`[{"a":1},{"a":2}]`, nil},
