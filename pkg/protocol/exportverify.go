@@ -118,9 +118,11 @@ func (r *ExportReport) classify(secret bool) {
 // last_hmac_hash, entries_root), chain_signature (with a secret), the envelope signature
 // against the key the envelope names, and that key against opts.PublicKey.
 //
-// The first failure is returned: an *EntryError naming the seq and a Reason* for an
-// entry, a *MismatchError for a header value, ErrSignature, ErrKeyNotTrusted, or
-// ErrMalformed for input that is not an export. A header-only export passes the header
+// The export is read to its end before any verdict (docs/PROTOCOL.md §3): input that is
+// not a well-formed export returns ErrMalformed wherever the fault lies, even after an
+// entry that failed. Otherwise the first failure is returned: an *EntryError naming the
+// seq and a Reason* for the first entry that failed, a *MismatchError for a header value,
+// ErrSignature, or ErrKeyNotTrusted. A header-only export passes the header
 // checks that need no entries.
 //
 // The caller must still check that the export continues what it already holds (see
