@@ -170,14 +170,14 @@ var craftedExportCases = map[string]exportCase{
 	"crafted-bad-entry-then-malformed-header": every("entry 2's body byte flipped, then a header whose exported_at is not RFC 3339: malformed wins (§3 check order)",
 		craftedExport(flippedChain, func(h *ExportHeader) { h.ExportedAt = "yesterday" }, nil), "malformed"),
 	"crafted-bad-entry-then-trailing-data": every("entry 2's body byte flipped, and data after the export object: malformed wins (§3 check order)",
-		craftedExport(flippedChain, nil, func(tb testing.TB, b []byte) []byte { return append(b, "{}"...) }), "malformed"),
+		craftedExport(flippedChain, nil, func(_ testing.TB, b []byte) []byte { return append(b, "{}"...) }), "malformed"),
 	"crafted-entry-count-above-last-seq": every("entry_count 4 with last_seq 3, chain_signature and envelope made over 4: §3 requires entry_count = last_seq",
 		craftedExport(chain3, func(h *ExportHeader) {
 			h.EntryCount = 4
 			h.ChainSignature = ChainSignature(testSecret, h.LastHMACHash, 4)
 		}, nil), "malformed"),
 	"crafted-empty-entries": every("an entries member that is an empty array with an honest header: §9's mismatch entries",
-		craftedExport(chain3, nil, func(tb testing.TB, b []byte) []byte {
+		craftedExport(chain3, nil, func(_ testing.TB, b []byte) []byte {
 			end := bytes.Index(b, []byte("\n],"))
 			return append([]byte(`{"entries":[`), b[end+1:]...)
 		}), "mismatch entries"),

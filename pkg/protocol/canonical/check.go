@@ -87,8 +87,7 @@ func (c *checker) value() error {
 			}
 		}
 	case jsonread.String:
-		_, err := c.str()
-		return err
+		return c.str()
 	case jsonread.Number:
 		return c.number()
 	case jsonread.True, jsonread.False, jsonread.Null:
@@ -206,7 +205,7 @@ func (c *checker) topMember(name []byte) error {
 		return c.value()
 	}
 	at := c.rd.Offset()
-	if _, err := c.str(); err != nil {
+	if err := c.str(); err != nil {
 		return err
 	}
 	raw := c.data[at+1 : c.rd.Offset()-1]
@@ -224,18 +223,18 @@ func (c *checker) topMember(name []byte) error {
 }
 
 // str checks a string value: its text as written must be what AppendString writes for
-// the text the tokenizer decoded. It says whether the string holds an escape.
-func (c *checker) str() (bool, error) {
+// the text the tokenizer decoded.
+func (c *checker) str() error {
 	at := c.rd.Offset()
 	v, escaped, err := c.rd.String()
 	if err != nil || !escaped {
-		return escaped, err // without escapes, the decoded text is the written text
+		return err // without escapes, the decoded text is the written text
 	}
 	c.buf = AppendString(c.buf[:0], string(v))
 	if !bytes.Equal(c.data[at:c.rd.Offset()], c.buf) {
-		return true, invalidf("string at offset %d has an escape RFC 8785 does not write", at)
+		return invalidf("string at offset %d has an escape RFC 8785 does not write", at)
 	}
-	return true, nil
+	return nil
 }
 
 // number checks a number literal: an integer as JCS writes it, or else exactly what

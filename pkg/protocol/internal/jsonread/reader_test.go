@@ -67,7 +67,7 @@ func TestRules(t *testing.T) {
 				t.Errorf("%s (%d-byte stream %v): %v", name, len(how), how != "slice", err)
 			case c.want != nil && (!errors.Is(err, ErrSyntax) || !errors.Is(err, c.want)):
 				t.Errorf("%s (%s): got %v, want %v", name, how, err, c.want)
-			case c.want == ErrSyntax && (errors.Is(err, ErrUTF8) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrDepth)):
+			case errors.Is(ErrSyntax, c.want) && (errors.Is(err, ErrUTF8) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrDepth)):
 				t.Errorf("%s (%s): %v is a stricter-than-JSON error, want a plain syntax error", name, how, err)
 			}
 		}
