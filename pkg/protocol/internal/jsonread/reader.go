@@ -153,13 +153,13 @@ func (r *Reader) fill(keep int) (shift int, more bool, err error) {
 		r.base += int64(keep)
 		shift = keep
 	}
-	if cap(r.buf)-len(r.buf) < r.chunk {
-		grown := make([]byte, len(r.buf), 2*cap(r.buf)+r.chunk)
+	if len(r.buf) == cap(r.buf) { // one token fills the buffer: make room for more of it
+		grown := make([]byte, len(r.buf), 2*cap(r.buf))
 		copy(grown, r.buf)
 		r.buf = grown
 	}
 	for {
-		n, err := r.src.Read(r.buf[len(r.buf) : len(r.buf)+r.chunk])
+		n, err := r.src.Read(r.buf[len(r.buf):min(cap(r.buf), len(r.buf)+r.chunk)])
 		r.buf = r.buf[:len(r.buf)+n]
 		if err != nil {
 			r.eof = true
@@ -360,7 +360,15 @@ func (r *Reader) End() error {
 
 // Literal consumes the literal true, false or null of kind k.
 func (r *Reader) Literal(k Kind) error {
-	word := map[Kind]string{True: "true", False: "false", Null: "null"}[k]
+	var word string
+	switch k {
+	case True:
+		word = "true"
+	case False:
+		word = "false"
+	case Null:
+		word = "null"
+	}
 	if _, err := r.next(); err != nil {
 		return err
 	}
