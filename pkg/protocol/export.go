@@ -304,6 +304,7 @@ func readEnvelopeSignature(rd *jsonread.Reader, sig *EnvelopeSignature) error {
 	}
 	seen := map[string]bool{}
 	for {
+		rd.MaxToken = maxKeyBytes
 		key, ok, err := rd.Key()
 		if err != nil {
 			return err

@@ -17,6 +17,9 @@ const (
 	MaxEntryBytes = 32 << 20
 	// MaxHeaderMemberBytes bounds one string of the header as written.
 	MaxHeaderMemberBytes = 64 << 10
+	// maxKeyBytes bounds a member name as written: every name an export may hold is
+	// shorter.
+	maxKeyBytes = 256
 	// maxSafeInteger is 2^53−1: every integer of an export is at most this.
 	maxSafeInteger = 1<<53 - 1
 )
@@ -121,6 +124,7 @@ func (x *ExportReader) fail(err error) error {
 // nextMember reads one member: for "entries" it enters the array, any other it decodes
 // into the header. It reports false at the end of the object.
 func (x *ExportReader) nextMember() (bool, error) {
+	x.rd.MaxToken = maxKeyBytes
 	keyBytes, ok, err := x.rd.Key()
 	if err != nil {
 		return false, err
@@ -200,6 +204,7 @@ func (x *ExportReader) readEntry(e *Entry) error {
 	var spans [len(entryStrings)][2]int
 	x.scratch = x.scratch[:0]
 	for {
+		x.rd.MaxToken = maxKeyBytes
 		key, ok, err := x.rd.Key()
 		if err != nil {
 			return err
