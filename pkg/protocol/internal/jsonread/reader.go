@@ -158,7 +158,11 @@ func (r *Reader) fill(keep int) (shift int, more bool, err error) {
 		copy(grown, r.buf)
 		r.buf = grown
 	}
-	for {
+	for empty := 0; ; empty++ {
+		if empty == 100 { // as bufio does with a source that returns nothing, forever
+			r.eof, r.readErr = true, io.ErrNoProgress
+			return shift, false, r.readErr
+		}
 		n, err := r.src.Read(r.buf[len(r.buf):min(cap(r.buf), len(r.buf)+r.chunk)])
 		r.buf = r.buf[:len(r.buf)+n]
 		if err != nil {

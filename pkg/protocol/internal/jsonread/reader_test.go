@@ -3,6 +3,7 @@ package jsonread
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -111,10 +112,18 @@ func TestReaderErrors(t *testing.T) {
 	if err := walk(r); !errors.Is(err, boom) {
 		t.Fatalf("got %v, want the source's error", err)
 	}
+	if err := walk(NewStream(nothing{}, 4)); !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("a source that returns nothing: %v", err)
+	}
 	if err := walk(NewBytes(bytes.Repeat([]byte("["), 10))); !errors.Is(err, ErrSyntax) {
 		t.Fatalf("unclosed arrays: %v", err)
 	}
 }
+
+// nothing is a source that returns no bytes and no error, forever.
+type nothing struct{}
+
+func (nothing) Read([]byte) (int, error) { return 0, nil }
 
 type failing struct {
 	data []byte
