@@ -8,4 +8,9 @@
 // errors that wrap the sentinels in errors.go (test with errors.Is and errors.As), and
 // never panics on malformed input. docs/PROTOCOL.md states the same rules in prose, with
 // worked examples that the tests check.
+//
+// Every JSON text the package reads — exports as streams, span bodies, receipts, the
+// input of the canonical forms — goes through one tokenizer (internal/jsonread), so every
+// reader applies docs/PROTOCOL.md §1's rules: strict UTF-8, no lone surrogates, no
+// repeated member names, bounded nesting.
 package protocol
