@@ -10,7 +10,8 @@
 // worked examples that the tests check.
 //
 // Every JSON text the package reads — exports as streams, span bodies, receipts, the
-// input of the canonical forms — goes through one tokenizer (internal/jsonread), so every
-// reader applies docs/PROTOCOL.md §1's rules: strict UTF-8, no lone surrogates, no
-// repeated member names, bounded nesting.
+// input of the canonical forms — is read by one tokenizer (internal/jsonread), which
+// applies docs/PROTOCOL.md §1's rules: strict UTF-8, no lone surrogates, no repeated
+// member names, bounded nesting. (The receipt and log-bundle code still decodes some
+// members with encoding/json, after the tokenizer or a canonical form has checked them.)
 package protocol
