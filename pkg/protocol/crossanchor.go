@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+	"github.com/cairn-dev/cairn/pkg/protocol/internal/jsonread"
 )
 
 // anchoredAtLayout is RFC 3339 in UTC with exactly nine fractional digits.
@@ -121,51 +123,39 @@ type topMember struct {
 	value  json.RawMessage // the value as written
 }
 
-// splitTopLevel splits one JSON object in valid UTF-8 into its members, refusing duplicate
-// names. It checks the object's own punctuation but not the values, which the caller must
-// check (for a receipt, the receipt form checks the signed members and json.Valid the
-// others).
+// splitTopLevel splits one JSON object into its members. It reads the whole object with
+// the package's one tokenizer (internal/jsonread), so the object and every value in it
+// follow docs/PROTOCOL.md §1's rules: strict UTF-8, no lone surrogates, no member name
+// repeated in any object. The caller must still check what the values mean (for a
+// receipt, the receipt form checks the signed members).
 func splitTopLevel(raw []byte) ([]topMember, error) {
-	if !utf8.Valid(raw) {
-		return nil, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
-	}
-	i := skipJSONSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
+	rd := jsonread.NewBytes(raw)
+	rd.RefuseDuplicates = true
+	if k, err := rd.Peek(); err != nil || k != jsonread.Object {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformed)
 	}
+	if err := rd.Begin(jsonread.Object); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	var members []topMember
-	seen := make(map[string]bool)
-	i = skipJSONSpace(raw, i+1)
-	for empty := i < len(raw) && raw[i] == '}'; !empty; {
-		end := endOfJSONString(raw, i)
-		if end < 0 {
-			return nil, fmt.Errorf("%w: expected a member name at offset %d", ErrMalformed, i)
-		}
-		rawKey := raw[i:end]
-		name, err := jsonString("member name", rawKey)
+	for {
+		key, ok, err := rd.Key()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
-		if seen[name] {
-			return nil, fmt.Errorf("%w: duplicate member %q", ErrMalformed, name)
-		}
-		seen[name] = true
-		if i = skipJSONSpace(raw, end); i >= len(raw) || raw[i] != ':' {
-			return nil, fmt.Errorf("%w: expected ':' at offset %d", ErrMalformed, i)
-		}
-		start := skipJSONSpace(raw, i+1)
-		if i = endOfJSONValue(raw, start); i < 0 {
-			return nil, fmt.Errorf("%w: member %q is not terminated", ErrMalformed, name)
-		}
-		value := bytes.TrimRight(raw[start:i], " \t\r\n")
-		members = append(members, topMember{name: name, rawKey: rawKey, value: value})
-		if raw[i] == '}' {
+		if !ok {
 			break
 		}
-		i = skipJSONSpace(raw, i+1) // after the ','
+		name := string(key)
+		start := rd.Offset()
+		if err := rd.Skip(); err != nil {
+			return nil, fmt.Errorf("%w: member %q: %w", ErrMalformed, name, err)
+		}
+		value := bytes.TrimLeft(raw[start:rd.Offset()], " \t\r\n")
+		members = append(members, topMember{name: name, rawKey: canonical.AppendString(nil, name), value: value})
 	}
-	if i = skipJSONSpace(raw, i+1); i != len(raw) { // after the '}'
-		return nil, fmt.Errorf("%w: data after the JSON object at offset %d", ErrMalformed, i)
+	if err := rd.End(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return members, nil
 }
@@ -189,69 +179,19 @@ func wellFormedAnchorID(s string) bool {
 	return err == nil
 }
 
-// jsonString decodes v as a JSON string. v must be known to hold one JSON value: when it
-// has no backslash, the text between its first and last byte is taken as the value.
+// jsonString decodes v, which must be exactly one JSON string, by the rules of the
+// package's one tokenizer.
 func jsonString(name string, v json.RawMessage) (string, error) {
-	if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]), nil // no escapes: the text is the value
-	}
-	var s string
-	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	rd := jsonread.NewBytes(v)
+	if k, err := rd.Peek(); err != nil || k != jsonread.String {
 		return "", fmt.Errorf("%w: %s is not a JSON string", ErrMalformed, name)
 	}
-	return s, nil
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+	s, _, err := rd.String()
+	if err == nil {
+		err = rd.End()
 	}
-	return i
-}
-
-// endOfJSONString returns the offset after the string literal starting at b[i], or -1.
-func endOfJSONString(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
+	if err != nil {
+		return "", fmt.Errorf("%w: %s is not a JSON string: %w", ErrMalformed, name, err)
 	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// endOfJSONValue returns the offset of the ',' or '}' that ends the member value starting
-// at b[i], or -1 if there is none. Brackets outside strings are counted, not matched.
-func endOfJSONValue(b []byte, i int) int {
-	depth := 0
-	for i < len(b) {
-		switch b[i] {
-		case '"':
-			if i = endOfJSONString(b, i); i < 0 {
-				return -1
-			}
-			continue
-		case '[', '{':
-			depth++
-		case ']', '}':
-			if depth == 0 {
-				if b[i] == '}' {
-					return i
-				}
-				return -1
-			}
-			depth--
-		case ',':
-			if depth == 0 {
-				return i
-			}
-		}
-		i++
-	}
-	return -1
+	return string(s), nil
 }

@@ -33,10 +33,15 @@ func CheckEntry(e *Entry, mac hash.Hash) error {
 	if string(want[:]) != e.CanonicalHash {
 		return fail(ReasonBodyHash, &MismatchError{Field: "canonical_hash", Want: string(want[:]), Got: e.CanonicalHash})
 	}
-	if err := canonical.Check(e.CanonicalBody); err != nil {
-		return fail(ReasonNonCanonical, fmt.Errorf("%w: body is not RFC 8785 JSON: %w", ErrMismatch, err))
+	// One pass checks the body's canonical form and nesting and collects the members
+	// the columns repeat.
+	var cols bodyColumns
+	values := [...][]byte{nil, nil, nil, nil, nil}
+	if err := canonical.CheckObject(e.CanonicalBody, MaxBodyNesting+1, bodyColumnNames[:], values[:]); err != nil {
+		return fail(ReasonNonCanonical, fmt.Errorf("%w: body is not RFC 8785 JSON nested at most %d levels: %w", ErrMismatch, MaxBodyNesting, err))
 	}
-	if err := checkColumns(e); err != nil {
+	cols.name, cols.kind, cols.startTimeNS, cols.traceID, cols.spanID = values[0], values[1], values[2], values[3], values[4]
+	if err := cols.compare(e); err != nil {
 		return fail(ReasonColumn, err)
 	}
 	if mac != nil && !hmacMatches(mac, e) {

@@ -2,15 +2,13 @@ package protocol
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/transparency-dev/merkle/rfc6962"
 
 	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+	"github.com/cairn-dev/cairn/pkg/protocol/internal/jsonread"
 )
 
 // Export format identifiers.
@@ -246,52 +245,124 @@ var headerMembers = []string{
 	"first_prev_hash", "last_hmac_hash", "chain_signature", "entries_root",
 }
 
-// decodeHeader decodes an export's top-level members (all but entries) strictly: every
-// header member and the signature present, nothing else. It returns the bytes the
-// envelope signature covers.
-func decodeHeader(members []member) (*SignedHeader, error) {
-	var sigRaw json.RawMessage
-	obj := []byte{'{'}
-	found := 0
-	for _, m := range members {
-		switch {
-		case m.key == "signature":
-			sigRaw = m.raw
-			continue
-		case !slices.Contains(headerMembers, m.key):
-			return nil, fmt.Errorf("%w: unknown member %q", ErrMalformed, m.key)
-		}
-		found++
-		if len(obj) > 1 {
-			obj = append(obj, ',')
-		}
-		obj = strconv.AppendQuote(obj, m.key)
-		obj = append(obj, ':')
-		obj = append(obj, m.raw...)
+// readHeaderMember reads the value of the top-level member key (any but entries) into
+// sh, strictly: integers by readInteger, strings without escape sequences, the signature
+// as an object of exactly algorithm, public_key and value. An unknown member is an error.
+func readHeaderMember(rd *jsonread.Reader, sh *SignedHeader, key string) error {
+	h := &sh.Header
+	var str *string
+	var num *int64
+	switch key {
+	case "format":
+		str = &h.Format
+	case "exported_at":
+		str = &h.ExportedAt
+	case "first_prev_hash":
+		str = &h.FirstPrevHash
+	case "last_hmac_hash":
+		str = &h.LastHMACHash
+	case "chain_signature":
+		str = &h.ChainSignature
+	case "entries_root":
+		str = &h.EntriesRoot
+	case "entry_count":
+		num = &h.EntryCount
+	case "first_seq":
+		num = &h.FirstSeq
+	case "last_seq":
+		num = &h.LastSeq
+	case "version":
+		v, err := readInteger(rd)
+		h.Version = int(v)
+		return err
+	case "signature":
+		return readEnvelopeSignature(rd, &sh.Signature)
+	default:
+		return errors.New("unknown member")
 	}
-	obj = append(obj, '}')
+	if num != nil {
+		var err error
+		*num, err = readInteger(rd)
+		return err
+	}
+	v, err := readPlain(rd, MaxHeaderMemberBytes)
+	*str = string(v)
+	return err
+}
+
+// readEnvelopeSignature reads the signature member: an object of exactly the members
+// algorithm, public_key and value, each a string. Only public_key may hold escapes (its
+// PEM's line feeds are written \n).
+func readEnvelopeSignature(rd *jsonread.Reader, sig *EnvelopeSignature) error {
+	if k, err := rd.Peek(); err != nil {
+		return err
+	} else if k != jsonread.Object {
+		return errors.New("signature must be an object of algorithm, public_key and value")
+	}
+	if err := rd.Begin(jsonread.Object); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for {
+		rd.MaxToken = maxKeyBytes
+		key, ok, err := rd.Key()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		name := string(key)
+		if seen[name] {
+			return fmt.Errorf("signature has member %q twice", name)
+		}
+		seen[name] = true
+		var v []byte
+		switch name {
+		case "algorithm":
+			v, err = readPlain(rd, MaxHeaderMemberBytes)
+			sig.Algorithm = string(v)
+		case "value":
+			v, err = readPlain(rd, MaxHeaderMemberBytes)
+			sig.Value = string(v)
+		case "public_key":
+			rd.MaxToken = MaxHeaderMemberBytes
+			v, _, err = rd.String()
+			sig.PublicKey = string(v)
+		default:
+			return fmt.Errorf("signature has unknown member %q", name)
+		}
+		if err != nil {
+			return fmt.Errorf("signature member %q: %w", name, err)
+		}
+	}
+	if len(seen) != 3 {
+		return errors.New("signature must be an object of algorithm, public_key and value")
+	}
+	return nil
+}
+
+// finishHeader checks, once the export object is read, that every header member and the
+// signature were present (seen) and the header's shape, and computes the bytes the
+// envelope signature covers.
+func finishHeader(sh *SignedHeader, seen map[string]bool) (*SignedHeader, error) {
+	found := 0
+	for _, m := range headerMembers {
+		if seen[m] {
+			found++
+		}
+	}
 	if found != len(headerMembers) {
 		return nil, fmt.Errorf("%w: header has %d of its %d members (%s)", ErrMalformed, found, len(headerMembers), strings.Join(headerMembers, ", "))
 	}
-	if sigRaw == nil {
+	if !seen["signature"] {
 		return nil, fmt.Errorf("%w: export has no signature", ErrMalformed)
 	}
-	sh := &SignedHeader{}
-	h := &sh.Header
-	if err := json.Unmarshal(obj, h); err != nil {
+	if err := sh.Header.checkShape(); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
-	}
-	if err := h.checkShape(); err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
-	}
-	sig := &sh.Signature
-	dec := json.NewDecoder(bytes.NewReader(sigRaw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(sig); err != nil || sig.Algorithm == "" || sig.PublicKey == "" || sig.Value == "" {
-		return nil, fmt.Errorf("%w: signature must be an object of algorithm, public_key and value", ErrMalformed)
 	}
 	var err error
-	if sh.Signed, err = canonical.Transform(obj); err != nil {
+	if sh.Signed, err = sh.Header.SignedBytes(); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
 	}
 	return sh, nil

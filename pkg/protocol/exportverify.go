@@ -118,14 +118,21 @@ func (r *ExportReport) classify(secret bool) {
 // last_hmac_hash, entries_root), chain_signature (with a secret), the envelope signature
 // against the key the envelope names, and that key against opts.PublicKey.
 //
-// The first failure is returned: an *EntryError naming the seq and a Reason* for an
-// entry, a *MismatchError for a header value, ErrSignature, ErrKeyNotTrusted, or
-// ErrMalformed for input that is not an export. A header-only export passes the header
+// The export is read to its end before any verdict (docs/PROTOCOL.md §3): input that is
+// not a well-formed export returns ErrMalformed wherever the fault lies, even after an
+// entry that failed. Otherwise the first failure is returned: an *EntryError naming the
+// seq and a Reason* for the first entry that failed, a *MismatchError for a header value,
+// ErrSignature, or ErrKeyNotTrusted. A header-only export passes the header
 // checks that need no entries.
 //
 // The caller must still check that the export continues what it already holds (see
 // CheckContinuity) and decide whether it trusts the key.
 func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
+	return verifyExport(r, opts, exportBufferSize)
+}
+
+// verifyExport is VerifyExport reading bufferSize bytes of r at a time.
+func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportReport, error) {
 	if opts.Secret != nil && len(opts.Secret) < MinSecretBytes {
 		return nil, fmt.Errorf("%w: chain secret is %d bytes, want at least %d", ErrMalformed, len(opts.Secret), MinSecretBytes)
 	}
@@ -138,8 +145,11 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 	if opts.Secret != nil {
 		v.mac = hmac.New(sha256.New, opts.Secret)
 	}
-	x := NewExportReader(r)
+	// The whole export is read before any verdict: a malformed export is malformed
+	// wherever the fault lies, even after an entry that failed (docs/PROTOCOL.md §3).
+	x := newExportReader(r, bufferSize)
 	var e Entry
+	var entryErr error
 	for {
 		err := x.Next(&e)
 		if errors.Is(err, io.EOF) {
@@ -148,13 +158,16 @@ func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := v.add(&e); err != nil {
-			return nil, err
+		if entryErr == nil {
+			entryErr = v.add(&e)
 		}
 	}
 	sh, err := x.Header()
 	if err != nil {
 		return nil, err
+	}
+	if entryErr != nil {
+		return nil, entryErr
 	}
 	h := &sh.Header
 	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0}
@@ -257,30 +270,6 @@ func (v *entryVerifier) add(e *Entry) error {
 		return err
 	}
 	v.span.add(e)
-	return nil
-}
-
-// checkColumns compares the entry's columns with the members of its body.
-func checkColumns(e *Entry) error {
-	cols, err := readBodyColumns(e.CanonicalBody)
-	if err != nil {
-		return fmt.Errorf("%w: body: %w", ErrMalformed, err)
-	}
-	for _, c := range [...]struct {
-		field  string
-		body   []byte
-		column string
-	}{
-		{"timestamp_ns", cols.startTimeNS, e.TimestampNS},
-		{"trace_id", cols.traceID, e.TraceID},
-		{"span_id", cols.spanID, e.SpanID},
-		{"span_name", cols.name, e.SpanName},
-		{"span_kind", cols.kind, e.SpanKind},
-	} {
-		if string(c.body) != c.column {
-			return &MismatchError{Field: c.field, Want: string(c.body), Got: c.column}
-		}
-	}
 	return nil
 }
 

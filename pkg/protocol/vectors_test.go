@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // update rewrites the committed test vectors: go test ./pkg/protocol -run Vectors -update.
@@ -41,14 +43,19 @@ func generateVectors(tb testing.TB) map[string][]byte {
 		files[name+".json"] = append(raw, '\n')
 	}
 	for name, c := range exportCases {
+		inputs := map[string]string{
+			"export":         string(c.export(tb)),
+			"secret_hex":     hex.EncodeToString(testSecret),
+			"public_key_pem": string(pubPEM),
+		}
+		if !utf8.ValidString(inputs["export"]) { // JSON cannot carry it as a string
+			inputs["export_base64"] = base64.StdEncoding.EncodeToString([]byte(inputs["export"]))
+			delete(inputs, "export")
+		}
 		add("export-"+name, vector{
-			Desc: c.desc,
-			Kind: "export",
-			Inputs: map[string]string{
-				"export":         string(c.export(tb)),
-				"secret_hex":     hex.EncodeToString(testSecret),
-				"public_key_pem": string(pubPEM),
-			},
+			Desc:     c.desc,
+			Kind:     "export",
+			Inputs:   inputs,
 			Expected: map[string]string{"secret": c.secret, "public_key": c.public, "both": c.both},
 		})
 	}
@@ -146,7 +153,14 @@ func runVector(t *testing.T, v vector, mode string) string {
 				t.Fatal(err)
 			}
 		}
-		_, err := VerifyExport(strings.NewReader(v.Inputs["export"]), VerifyOptions{Secret: secret, PublicKey: pub})
+		export := []byte(v.Inputs["export"])
+		if b64, ok := v.Inputs["export_base64"]; ok {
+			var err error
+			if export, err = base64.StdEncoding.DecodeString(b64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := VerifyExport(bytes.NewReader(export), VerifyOptions{Secret: secret, PublicKey: pub})
 		return verdict(err)
 	case "receipt":
 		_, err := VerifyReceipt([]byte(v.Inputs["receipt"]), pub)

@@ -2,7 +2,10 @@ package canonical
 
 import (
 	"bytes"
-	"unicode/utf8"
+	"errors"
+	"sync"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/internal/jsonread"
 )
 
 // Check returns nil exactly when in is its own RFC 8785 form: when Transform(in) succeeds
@@ -12,131 +15,130 @@ import (
 //
 // It reads in once and builds no value, so it costs little more than scanning the bytes.
 func Check(in []byte) error {
-	c := checker{data: in}
-	if err := c.value(0); err != nil {
-		return err
-	}
-	if c.pos != len(in) {
-		return invalidf("data after the JSON value at offset %d", c.pos)
-	}
-	return nil
+	return check(in, maxDepth, nil, nil)
 }
 
+// CheckObject is Check for a text that must be one JSON object nested at most depth
+// levels (the object itself is level 1; depth is at most Check's limit of 1000). In the
+// same pass it sets values[i], for each of the object's members named names[i] whose
+// value is a string, to the decoded text, which aliases in or is a fresh copy; the other
+// values are left as they were. A caller that needs a few members of a canonical object
+// reads them without a second pass.
+func CheckObject(in []byte, depth int, names []string, values [][]byte) error {
+	if len(in) == 0 || in[0] != '{' {
+		return invalidf("not a JSON object")
+	}
+	return check(in, min(depth, maxDepth), names, values[:len(names)])
+}
+
+// check is Check with a nesting limit, setting values for the top-level string members
+// named names.
+func check(in []byte, depth int, names []string, values [][]byte) error {
+	c := checkers.Get().(*checker)
+	defer checkers.Put(c)
+	c.rd.ResetBytes(in)
+	c.rd.MaxDepth = depth
+	c.rd.RefuseSpace = true
+	c.data, c.names, c.values = in, names, values
+	err := c.value()
+	if err == nil {
+		err = c.rd.End()
+	}
+	c.data, c.names, c.values = nil, nil, nil
+	if err != nil && !errors.Is(err, ErrInvalid) {
+		err = invalid(err)
+	}
+	return err
+}
+
+// checkers keeps checkers and their readers for reuse: Check runs once per entry of an
+// export.
+var checkers = sync.Pool{New: func() any { return &checker{rd: jsonread.NewBytes(nil)} }}
+
+// checker walks a text with the tokenizer, which refuses whitespace, and compares each
+// token with what RFC 8785 writes for it.
 type checker struct {
-	data []byte
-	pos  int
+	rd     *jsonread.Reader
+	data   []byte
+	names  []string // top-level members whose string values are wanted
+	values [][]byte // where they go
+	buf    []byte   // the canonical text of an escaped string
 }
 
-func (c *checker) peek() byte {
-	if c.pos < len(c.data) {
-		return c.data[c.pos]
-	}
-	return 0
-}
-
-func (c *checker) value(depth int) error {
-	switch b := c.peek(); {
-	case b == '{':
-		return c.object(depth + 1)
-	case b == '[':
-		return c.array(depth + 1)
-	case b == '"':
-		_, err := c.str()
+func (c *checker) value() error {
+	k, err := c.rd.Peek()
+	if err != nil {
 		return err
-	case b == '-' || (b >= '0' && b <= '9'):
-		return c.number()
-	case b == 't':
-		return c.literal("true")
-	case b == 'f':
-		return c.literal("false")
-	case b == 'n':
-		return c.literal("null")
-	case c.pos >= len(c.data):
-		return invalidf("unexpected end of input")
-	default:
-		return invalidf("unexpected character %q at offset %d (canonical JSON has no whitespace)", b, c.pos)
 	}
-}
-
-func (c *checker) literal(word string) error {
-	if !bytes.HasPrefix(c.data[c.pos:], []byte(word)) {
-		return invalidf("invalid literal at offset %d", c.pos)
-	}
-	c.pos += len(word)
-	return nil
-}
-
-func (c *checker) array(depth int) error {
-	if depth > maxDepth {
-		return invalidf("nesting deeper than %d levels at offset %d", maxDepth, c.pos)
-	}
-	c.pos++ // '['
-	if c.peek() == ']' {
-		c.pos++
-		return nil
-	}
-	for {
-		if err := c.value(depth); err != nil {
+	switch k {
+	case jsonread.Object:
+		return c.object()
+	case jsonread.Array:
+		if err := c.rd.Begin(k); err != nil {
 			return err
 		}
-		switch c.peek() {
-		case ',':
-			c.pos++
-		case ']':
-			c.pos++
-			return nil
-		default:
-			return invalidf("want , or ] at offset %d", c.pos)
+		for {
+			more, err := c.rd.More()
+			if err != nil || !more {
+				return err
+			}
+			if err := c.value(); err != nil {
+				return err
+			}
 		}
+	case jsonread.String:
+		return c.str()
+	case jsonread.Number:
+		return c.number()
+	case jsonread.True, jsonread.False, jsonread.Null:
+		return c.rd.Literal(k)
 	}
+	return invalidf("unexpected character at offset %d", c.rd.Offset())
 }
 
-func (c *checker) object(depth int) error {
-	if depth > maxDepth {
-		return invalidf("nesting deeper than %d levels at offset %d", maxDepth, c.pos)
-	}
-	c.pos++ // '{'
-	if c.peek() == '}' {
-		c.pos++
-		return nil
+func (c *checker) object() error {
+	if err := c.rd.Begin(jsonread.Object); err != nil {
+		return err
 	}
 	var prev []byte
 	prevEscaped := false
 	for {
-		if c.peek() != '"' {
-			return invalidf("want a key at offset %d", c.pos)
-		}
-		start := c.pos
-		escaped, err := c.str()
-		if err != nil {
+		at := c.rd.Offset()
+		key, ok, err := c.rd.Key()
+		if err != nil || !ok {
 			return err
 		}
-		key := c.data[start+1 : c.pos-1]
+		if len(c.data) > int(at) && c.data[at] == ',' {
+			at++
+		}
+		// The key's text as written: the tokenizer decoded it, so it is checked here to
+		// be as RFC 8785 writes it.
+		raw := c.data[at : c.rd.Offset()-1] // quotes included, ':' excluded
+		escaped := bytes.IndexByte(raw, '\\') >= 0
+		if escaped && !bytes.Equal(raw, AppendString(nil, string(key))) {
+			return invalidf("key at offset %d has an escape RFC 8785 does not write", at)
+		}
+		key = raw[1 : len(raw)-1]
 		if prev != nil {
 			switch order := compareKeys(prev, key, prevEscaped || escaped); {
 			case order == 0:
-				return invalidf("duplicate object key at offset %d", start)
+				return invalidf("duplicate object key at offset %d", at)
 			case order > 0:
-				return invalidf("object key at offset %d is out of order", start)
+				return invalidf("object key at offset %d is out of order", at)
 			}
 		}
-		prev, prevEscaped = key, escaped
-		if c.peek() != ':' {
-			return invalidf("want : at offset %d", c.pos)
-		}
-		c.pos++
-		if err := c.value(depth); err != nil {
+		if len(c.names) > 0 && c.rd.Depth() == 1 {
+			name := key // the raw text, which is the name when it has no escape
+			if escaped {
+				name = []byte(unescape(key))
+			}
+			if err := c.topMember(name); err != nil {
+				return err
+			}
+		} else if err := c.value(); err != nil {
 			return err
 		}
-		switch c.peek() {
-		case ',':
-			c.pos++
-		case '}':
-			c.pos++
-			return nil
-		default:
-			return invalidf("want , or } at offset %d", c.pos)
-		}
+		prev, prevEscaped = key, escaped
 	}
 }
 
@@ -196,116 +198,64 @@ func unhex(b byte) byte {
 	return b - '0'
 }
 
-// plainASCII marks the bytes a canonical string holds as they are.
-var plainASCII = func() (t [256]bool) {
-	for b := 0x20; b < 0x80; b++ {
-		t[b] = b != '"' && b != '\\'
+// topMember checks the value of a top-level member and keeps it if it is a wanted
+// string.
+func (c *checker) topMember(name []byte) error {
+	if k, err := c.rd.Peek(); err != nil || k != jsonread.String {
+		return c.value()
 	}
-	return t
-}()
-
-// str checks a string starting at its opening quote and says whether it holds an escape.
-func (c *checker) str() (bool, error) {
-	start := c.pos
-	c.pos++
-	escaped := false
-	d := c.data
-	for c.pos < len(d) {
-		b := d[c.pos]
-		switch {
-		case plainASCII[b]:
-			c.pos++
-		case b == '"':
-			c.pos++
-			return escaped, nil
-		case b == '\\':
-			if c.pos+1 >= len(d) {
-				return false, invalidf("unterminated string at offset %d", start)
-			}
-			escaped = true
-			switch d[c.pos+1] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				c.pos += 2
-			case 'u':
-				// JCS writes \u only for a control character without a short escape,
-				// as \u00xx in lowercase hex.
-				if c.pos+6 > len(d) || d[c.pos+2] != '0' || d[c.pos+3] != '0' || (d[c.pos+4] != '0' && d[c.pos+4] != '1') || !isLowerHex(d[c.pos+5]) {
-					return false, invalidf("escape at offset %d is not one RFC 8785 writes", c.pos)
-				}
-				switch unhex(d[c.pos+4])<<4 | unhex(d[c.pos+5]) {
-				case '\b', '\f', '\n', '\r', '\t':
-					return false, invalidf("escape at offset %d has a short form", c.pos)
-				}
-				c.pos += 6
-			default:
-				return false, invalidf("escape at offset %d is not one RFC 8785 writes", c.pos)
-			}
-		case b < 0x20:
-			return false, invalidf("control character in a string at offset %d", c.pos)
-		default:
-			r, size := utf8.DecodeRune(d[c.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return false, invalidf("invalid UTF-8 at offset %d", c.pos)
-			}
-			c.pos += size
+	at := c.rd.Offset()
+	if err := c.str(); err != nil {
+		return err
+	}
+	raw := c.data[at+1 : c.rd.Offset()-1]
+	for i, n := range c.names {
+		if n != string(name) {
+			continue
+		}
+		if bytes.IndexByte(raw, '\\') < 0 {
+			c.values[i] = raw
+		} else {
+			c.values[i] = []byte(unescape(raw))
 		}
 	}
-	return false, invalidf("unterminated string at offset %d", start)
+	return nil
 }
 
-func isLowerHex(b byte) bool { return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') }
+// str checks a string value: its text as written must be what AppendString writes for
+// the text the tokenizer decoded.
+func (c *checker) str() error {
+	at := c.rd.Offset()
+	v, escaped, err := c.rd.String()
+	if err != nil || !escaped {
+		return err // without escapes, the decoded text is the written text
+	}
+	c.buf = AppendString(c.buf[:0], string(v))
+	if !bytes.Equal(c.data[at:c.rd.Offset()], c.buf) {
+		return invalidf("string at offset %d has an escape RFC 8785 does not write", at)
+	}
+	return nil
+}
 
 // number checks a number literal: an integer as JCS writes it, or else exactly what
 // appendJCSNumber writes for it.
 func (c *checker) number() error {
-	start := c.pos
-	d := c.data
-	if d[c.pos] == '-' {
-		c.pos++
+	at := c.rd.Offset()
+	text, err := c.rd.Number()
+	if err != nil {
+		return err
 	}
-	switch {
-	case c.pos < len(d) && d[c.pos] == '0':
-		c.pos++
-	case c.pos < len(d) && d[c.pos] >= '1' && d[c.pos] <= '9':
-		c.digits()
-	default:
-		return invalidf("invalid number at offset %d", start)
+	integer := !bytes.ContainsAny(text, ".eE")
+	if integer && len(text) <= 15 && string(text) != "-0" {
+		return nil // the grammar refused leading zeros; 15 digits are below 2^53
 	}
-	integer := true
-	if c.pos < len(d) && d[c.pos] == '.' {
-		integer = false
-		c.pos++
-		if c.digits() == 0 {
-			return invalidf("invalid number at offset %d", start)
-		}
-	}
-	if c.pos < len(d) && (d[c.pos] == 'e' || d[c.pos] == 'E') {
-		integer = false
-		c.pos++
-		if c.pos < len(d) && (d[c.pos] == '+' || d[c.pos] == '-') {
-			c.pos++
-		}
-		if c.digits() == 0 {
-			return invalidf("invalid number at offset %d", start)
-		}
-	}
-	text := d[start:c.pos]
 	var buf [32]byte
 	out, err := appendJCSNumber(buf[:0], &node{kind: kindNumber, integer: integer, text: string(text)})
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(out, text) {
-		return invalidf("number at offset %d is not as RFC 8785 writes it", start)
+		return invalidf("number at offset %d is not as RFC 8785 writes it", at)
 	}
 	return nil
-}
-
-func (c *checker) digits() int {
-	n := 0
-	for c.pos < len(c.data) && c.data[c.pos] >= '0' && c.data[c.pos] <= '9' {
-		c.pos++
-		n++
-	}
-	return n
 }
