@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -86,29 +85,10 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 	t.Setenv("CAIRN_REGION", "eu-west")
 	t.Setenv("CAIRN_CONSENSUS_API_KEY", "model-key")
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	base := "http://" + addr
-	_ = l.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		cmd := newRootCommand()
-		cmd.SetArgs([]string{"serve", "--db", db, "--addr", addr, "--policy-rules", rules,
-			"--consensus-url", models.URL + "/v1", "--consensus-models", "model-a,model-b"})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		done <- cmd.ExecuteContext(ctx)
-	}()
-	waitCtx, stopWaiting := context.WithTimeout(ctx, 20*time.Second)
-	defer stopWaiting()
-	if err := waitReady(waitCtx, base+"/health", done); err != nil {
-		t.Fatalf("cairn serve did not start: %v", err)
-	}
+	base, done := startServe(t, ctx, "--db", db, "--policy-rules", rules,
+		"--consensus-url", models.URL+"/v1", "--consensus-models", "model-a,model-b")
 
 	// Without the API key the exporter is refused, and nothing is sealed.
 	refused, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(base+"/v1/traces"),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -145,27 +144,9 @@ func TestServeCommand(t *testing.T) {
 	if _, err := runCairn(t, "keygen", "--output-dir", keys); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		cmd := newRootCommand()
-		cmd.SetArgs([]string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", addr, "--sign-key", filepath.Join(keys, privateKeyFile)})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		done <- cmd.ExecuteContext(ctx)
-	}()
-	waitCtx, stopWaiting := context.WithTimeout(ctx, 20*time.Second)
-	defer stopWaiting()
-	if err := waitReady(waitCtx, "http://"+addr+"/health", done); err != nil {
-		t.Fatalf("cairn serve did not start: %v", err)
-	}
-	if status, body := getURL(t, "http://"+addr+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
+	base, done := startServe(t, ctx, "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(keys, privateKeyFile))
+	if status, body := getURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
 		t.Errorf("/docs: %d", status)
 	}
 	cancel()
