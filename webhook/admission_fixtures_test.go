@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"crypto/ecdsa"

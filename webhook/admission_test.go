@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"context"
@@ -13,17 +13,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/operator"
 )
 
 // attack is an object a `kubectl apply` could send that the controllers refuse in status
@@ -38,8 +32,8 @@ type attack struct {
 	field string
 }
 
-// TestAdmissionWebhooks runs one API server (envtest) and one manager with the
-// controllers and the admission webhooks of config/webhook, serving on envtest's
+// TestAdmissionWebhooks runs one API server (envtest) and one manager, operator.New's
+// with the webhooks enabled, serving the configuration of config/webhook on envtest's
 // address with envtest's certificates. First, without the webhook configuration, every
 // attack is created and the controllers reject it later in status (the "before"); then,
 // once the API server calls the webhooks, every attack is refused at Create with its
@@ -65,15 +59,15 @@ func TestAdmissionWebhooks(t *testing.T) {
 	g.Expect(hooks.PrepWithoutInstalling()).To(Succeed())
 	t.Cleanup(func() { _ = hooks.Cleanup() })
 
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(fv1.AddToScheme(scheme))
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir})})
+	// The manager cairn manager --enable-webhooks builds, on envtest's address and
+	// certificates.
+	o := operator.NewOptions()
+	o.MetricsBindAddress, o.HealthProbeBindAddress, o.LogDir = "0", "0", t.TempDir()
+	o.Webhooks = operator.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
+	mgr, err := operator.New(ctx, cfg, o)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: t.TempDir()})).To(Succeed())
-	g.Expect(SetupAdmissionWithManager(mgr)).To(Succeed())
 	go func() { _ = mgr.Start(ctx) }()
+	scheme := operator.NewScheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 

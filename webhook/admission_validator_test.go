@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/webhook"
 )
 
 // The validators called directly, without an API server: the CRD's pattern already
@@ -24,7 +25,7 @@ func TestOperatorValidatorRefusesEveryBadRegistration(t *testing.T) {
 	held := acme.operator(t, "ns", "acme")
 	held.Status.Phase = fv1.PhaseActive
 	held.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: held.Spec.PublicKeyPEM}}
-	v := &OperatorValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(held).Build()}
+	v := &webhook.OperatorValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(held).Build()}
 
 	for name, tc := range map[string]struct {
 		edit func(fo *fv1.FederationOperator)
