@@ -56,3 +56,60 @@ func TestOperatorValidatorRefusesEveryBadRegistration(t *testing.T) {
 		})
 	}
 }
+
+// An update is checked as a registration until the controller registered the operator,
+// then only as a key rotation when it asks for one.
+func TestOperatorValidatorUpdates(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := fv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	acme, mallory, next := newOrg(1, "Acme"), newOrg(2, "Mallory"), newOrg(3, "Acme")
+	v := &webhook.OperatorValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).Build()}
+	registered := func() *fv1.FederationOperator {
+		fo := acme.operator(t, "ns", "acme")
+		fo.Status.Phase = fv1.PhaseActive
+		fo.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fo.Spec.PublicKeyPEM}}
+		return fo
+	}
+	for name, tc := range map[string]struct {
+		old  func() *fv1.FederationOperator
+		edit func(fo *fv1.FederationOperator)
+		want string // "" when the update is accepted
+	}{
+		"a rejected operator's forged proof": {
+			old: func() *fv1.FederationOperator {
+				fo := acme.operator(t, "ns", "acme")
+				fo.Status.Phase = fv1.PhaseRejected
+				return fo
+			},
+			edit: func(fo *fv1.FederationOperator) {
+				fo.Spec.ProofOfPossession = mallory.operator(t, "ns", "x").Spec.ProofOfPossession
+			},
+			want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
+		"a registered operator's contact": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.Contact = "ops@acme.example" }},
+		"a new key without a keyRotation": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.PublicKeyPEM = next.pem(t) },
+			want: "spec.keyRotation: Invalid value: KeyRotationInvalid: publicKeyPEM changed without a keyRotation"},
+		"a new key signed by both keys": {old: registered, edit: func(fo *fv1.FederationOperator) { acme.rotateTo(t, fo, next) }},
+		"labels on an object the webhook would refuse": {
+			old: func() *fv1.FederationOperator {
+				fo := acme.operator(t, "ns", "acme")
+				fo.Spec.PublicKeyPEM = smallOrderPEM()
+				return fo
+			},
+			edit: func(fo *fv1.FederationOperator) { fo.Labels = map[string]string{"reviewed": "true"} }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			old := tc.old()
+			fo := old.DeepCopy()
+			tc.edit(fo)
+			_, err := v.ValidateUpdate(context.Background(), old, fo)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("refusal %v, want an Invalid error containing %q", err, tc.want)
+			}
+		})
+	}
+}
