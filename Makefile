@@ -33,7 +33,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the API and controller markers.
-	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	"$(CONTROLLER_GEN)" rbac:roleName=manager-role crd webhook paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods from the API types.

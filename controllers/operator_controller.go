@@ -91,7 +91,7 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 		return nil, err
 	}
 	if holder != nil {
-		return r.reject(fo, fv1.ReasonDuplicateKey, describeHolder(holder)+
+		return r.reject(fo, fv1.ReasonDuplicateKey, DescribeHolder(holder)+
 			" holds or once held this key, and an operator ID is never registered twice"), nil
 	}
 	now := metav1.NewTime(r.now())
@@ -134,27 +134,17 @@ func currentKey(fo *fv1.FederationOperator) *fv1.KeyRecord {
 // rotate moves fo to the key in its spec, if spec.keyRotation is signed by both keys and
 // no operator, fo included, ever held the new key.
 func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.FederationOperator, current *fv1.KeyRecord) (*event, error) {
-	currentPub := mustKey(current.PublicKeyPEM)
-	var newPub ed25519.PublicKey
-	err := errors.New("publicKeyPEM changed without a keyRotation")
-	if kr := fo.Spec.KeyRotation; kr != nil {
-		newPub, err = protocol.KeyRotation{OperatorID: protocol.OperatorID(currentPub), NewPublicKey: string(fo.Spec.PublicKeyPEM),
-			RotationAt: string(kr.RotationAt), OldKeySignature: string(kr.OldKeySignature), NewKeySignature: string(kr.NewKeySignature),
-		}.Verify(currentPub, r.now())
-	}
-	if err != nil {
-		return refuseRotation(fo, fv1.ReasonKeyRotationInvalid, err.Error()), nil
+	newPub, reason, msg := CheckRotation(fo, r.now())
+	if reason != "" {
+		return refuseRotation(fo, reason, msg), nil
 	}
 	newID := protocol.OperatorID(newPub)
-	if heldKey(fo, newID) {
-		return refuseRotation(fo, fv1.ReasonKeyRotationInvalid, "this operator held the new key before, and a key rotated out never comes back"), nil
-	}
 	holder, err := r.keyHolder(ctx, fo, newID)
 	if err != nil {
 		return nil, err
 	}
 	if holder != nil {
-		return refuseRotation(fo, fv1.ReasonDuplicateKey, describeHolder(holder)+" holds or once held the new key"), nil
+		return refuseRotation(fo, fv1.ReasonDuplicateKey, DescribeHolder(holder)+" holds or once held the new key"), nil
 	}
 	now := metav1.NewTime(r.now())
 	current.ValidUntil = &now
@@ -163,6 +153,31 @@ func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.Feder
 	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
 		Status: metav1.ConditionTrue, Reason: fv1.ReasonKeyRotated, Message: "rotated to " + protocol.Fingerprint(newPub), ObservedGeneration: fo.Generation})
 	return &event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key with fingerprint " + protocol.Fingerprint(newPub)}, nil
+}
+
+// CheckRotation checks the key rotation a registered fo asks for by a spec.publicKeyPEM
+// other than its current key: spec.keyRotation must be signed by the current key and the
+// new one within five minutes of now, and fo must never have held the new key. It returns
+// the new key, or the reason and message of the refusal. Whether another operator holds
+// or held the new key is KeyHolder's to say.
+func CheckRotation(fo *fv1.FederationOperator, now time.Time) (newPub ed25519.PublicKey, reason, msg string) {
+	if len(fo.Status.KeyHistory) == 0 {
+		return nil, fv1.ReasonKeyRotationInvalid, "the operator has no current key to rotate from"
+	}
+	currentPub := mustKey(currentKey(fo).PublicKeyPEM)
+	err := errors.New("publicKeyPEM changed without a keyRotation")
+	if kr := fo.Spec.KeyRotation; kr != nil {
+		newPub, err = protocol.KeyRotation{OperatorID: protocol.OperatorID(currentPub), NewPublicKey: string(fo.Spec.PublicKeyPEM),
+			RotationAt: string(kr.RotationAt), OldKeySignature: string(kr.OldKeySignature), NewKeySignature: string(kr.NewKeySignature),
+		}.Verify(currentPub, now)
+	}
+	if err != nil {
+		return nil, fv1.ReasonKeyRotationInvalid, err.Error()
+	}
+	if heldKey(fo, protocol.OperatorID(newPub)) {
+		return nil, fv1.ReasonKeyRotationInvalid, "this operator held the new key before, and a key rotated out never comes back"
+	}
+	return newPub, "", ""
 }
 
 // refuseRotation records on fo that its key rotation is refused for reason; the current

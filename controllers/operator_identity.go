@@ -62,9 +62,9 @@ func keyID(pemText fv1.PublicKeyPEM) string {
 	return protocol.OperatorID(pub)
 }
 
-// registered reports whether fo passed registration: only then is its key history a
-// record of keys it held.
-func registered(fo *fv1.FederationOperator) bool {
+// Registered reports whether fo passed registration (it is Active, Suspended or
+// Withdrawn): only then is its key history a record of keys it held.
+func Registered(fo *fv1.FederationOperator) bool {
 	switch fo.Status.Phase {
 	case fv1.PhaseActive, fv1.PhaseSuspended, fv1.PhaseWithdrawn:
 		return true
@@ -84,7 +84,31 @@ func provesPossession(fo *fv1.FederationOperator) bool {
 }
 
 // keyHolder returns the operator other than fo that holds, held or first claimed the key
-// whose operator ID is id; nil when there is none.
+// whose operator ID is id (see holderOf), found through operatorKeyIndex; nil when there
+// is none.
+func (r *FederationOperatorReconciler) keyHolder(ctx context.Context, fo *fv1.FederationOperator, id string) (*fv1.FederationOperator, error) {
+	var same fv1.FederationOperatorList
+	if err := r.List(ctx, &same, client.InNamespace(fo.Namespace), client.MatchingFields{operatorKeyIndex: id}); err != nil {
+		return nil, err
+	}
+	return holderOf(fo, id, same.Items), nil
+}
+
+// KeyHolder returns the operator other than fo that holds, held or first claimed the key
+// whose operator ID is id, by the rule the FederationOperator controller registers and
+// rotates by; nil when there is none. It lists every FederationOperator in fo's namespace
+// from c, so it needs no index: the admission webhooks call it with the API server's
+// reader, where the object just written is already seen.
+func KeyHolder(ctx context.Context, c client.Reader, fo *fv1.FederationOperator, id string) (*fv1.FederationOperator, error) {
+	var all fv1.FederationOperatorList
+	if err := c.List(ctx, &all, client.InNamespace(fo.Namespace)); err != nil {
+		return nil, err
+	}
+	return holderOf(fo, id, all.Items), nil
+}
+
+// holderOf returns the operator of ops other than fo that holds, held or first claimed
+// the key whose operator ID is id; nil when there is none.
 //
 // A registered operator (Active, Suspended or Withdrawn) holds every key of its key
 // history for good, and comes before any claim. An operator not registered yet, or
@@ -92,18 +116,14 @@ func provesPossession(fo *fv1.FederationOperator) bool {
 // first created (by name on a tie) holds it, so that of two objects applied together one
 // registers. A registered operator's spec key that it has not rotated to is no claim:
 // anyone can write a public key into a spec.
-func (r *FederationOperatorReconciler) keyHolder(ctx context.Context, fo *fv1.FederationOperator, id string) (*fv1.FederationOperator, error) {
-	var same fv1.FederationOperatorList
-	if err := r.List(ctx, &same, client.InNamespace(fo.Namespace), client.MatchingFields{operatorKeyIndex: id}); err != nil {
-		return nil, err
-	}
+func holderOf(fo *fv1.FederationOperator, id string, ops []fv1.FederationOperator) *fv1.FederationOperator {
 	var first *fv1.FederationOperator
-	for i := range same.Items {
-		o := &same.Items[i]
+	for i := range ops {
+		o := &ops[i]
 		switch {
-		case registered(o):
+		case Registered(o):
 			if o.Name != fo.Name && heldKey(o, id) {
-				return o, nil
+				return o
 			}
 		case keyID(o.Spec.PublicKeyPEM) == id && provesPossession(o):
 			if first == nil || createdBefore(o, first) {
@@ -112,9 +132,9 @@ func (r *FederationOperatorReconciler) keyHolder(ctx context.Context, fo *fv1.Fe
 		}
 	}
 	if first == nil || first.Name == fo.Name {
-		return nil, nil
+		return nil
 	}
-	return first, nil
+	return first
 }
 
 // createdBefore orders operators by creation, then by name.
@@ -125,8 +145,9 @@ func createdBefore(a, b *fv1.FederationOperator) bool {
 	return a.Name < b.Name
 }
 
-// describeHolder names holder for a message: its name, and its operator ID once it has one.
-func describeHolder(holder *fv1.FederationOperator) string {
+// DescribeHolder names holder, as KeyHolder returns it, for a message: its name, and its
+// operator ID once it has one.
+func DescribeHolder(holder *fv1.FederationOperator) string {
 	if holder.Status.OperatorID == "" {
 		return "operator " + holder.Name
 	}

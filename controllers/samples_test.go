@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -77,6 +78,16 @@ func (k kubectl) run(args ...string) string {
 	return stdout.String()
 }
 
+// tryRun runs kubectl and returns what it printed on stdout and on stderr, whether or not
+// it failed.
+func (k kubectl) tryRun(args ...string) (stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(k.path, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	_ = cmd.Run() // the caller judges the output
+	return out.String(), errOut.String()
+}
+
 // fails runs kubectl, requires it to fail and returns what it printed on stderr.
 func (k kubectl) fails(args ...string) string {
 	GinkgoHelper()
@@ -123,16 +134,36 @@ var _ = Describe("config/samples", func() {
 
 	It("installs config/default, the manifests a cluster gets, on a real API server", func() {
 		k := newKubectl()
-		out := k.run("apply", "-k", "../config/default")
+		// envtest runs no cert-manager: its two kinds are refused, everything else applies.
+		// The webhook configuration goes at once: its Service has no manager behind it, and
+		// failurePolicy Fail would refuse every later spec's operators and submissions.
+		DeferCleanup(func() {
+			k.run("delete", "validatingwebhookconfiguration", "cairn-validating-webhook-configuration", "--ignore-not-found")
+		})
+		out, stderr := k.tryRun("apply", "-k", "../config/default")
+		Expect(stderr).To(And(ContainSubstring(`no matches for kind "Certificate" in version "cert-manager.io/v1"`),
+			ContainSubstring(`no matches for kind "Issuer" in version "cert-manager.io/v1"`)))
+		Expect(strings.Count(stderr, "no matches for kind")).To(Equal(2), stderr)
 		for _, want := range []string{
 			"namespace/cairn-system", "serviceaccount/cairn-manager", "clusterrole.rbac.authorization.k8s.io/cairn-manager-role",
 			"role.rbac.authorization.k8s.io/cairn-leader-election", "deployment.apps/cairn-manager", "service/cairn-metrics",
 			"persistentvolumeclaim/cairn-tlog",
 			"validatingadmissionpolicy.admissionregistration.k8s.io/cairn-federation-manager-only",
 			"validatingadmissionpolicybinding.admissionregistration.k8s.io/cairn-federation-manager-only",
+			"service/cairn-webhook-service", "validatingwebhookconfiguration.admissionregistration.k8s.io/cairn-validating-webhook-configuration",
 		} {
 			Expect(out).To(ContainSubstring(want))
 		}
+		// cert-manager injects the CA of the Certificate named here, whose DNS names must be
+		// the Service the webhooks call, as namePrefix and namespace renamed it.
+		Expect(k.run("get", "validatingwebhookconfiguration", "cairn-validating-webhook-configuration", "-o",
+			`jsonpath={.metadata.annotations.cert-manager\.io/inject-ca-from} {.webhooks[*].clientConfig.service.namespace}/{.webhooks[*].clientConfig.service.name}`)).
+			To(Equal("cairn-system/cairn-serving-cert cairn-system cairn-system/cairn-webhook-service cairn-webhook-service"))
+		built := k.run("kustomize", "../config/default")
+		Expect(built).To(And(ContainSubstring("  name: cairn-serving-cert\n  namespace: cairn-system\n"),
+			ContainSubstring("- cairn-webhook-service.cairn-system.svc\n"), ContainSubstring("name: cairn-selfsigned-issuer\n")))
+		Expect(k.run("get", "deployment", "cairn-manager", "-n", "cairn-system", "-o",
+			"jsonpath={.spec.template.spec.containers[0].args}")).To(ContainSubstring("--enable-webhooks"))
 		// namePrefix renamed the policy: a binding naming the old name would bind nothing.
 		Expect(k.run("get", "validatingadmissionpolicybinding", "cairn-federation-manager-only", "-o", "jsonpath={.spec.policyName}")).
 			To(Equal("cairn-federation-manager-only"))

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"slices"
 	"strconv"
@@ -270,11 +271,20 @@ func checkSignature(sub *fv1.Submission, op *fv1.FederationOperator) (reason, ms
 	if current := mustKey(currentKey(op).PublicKeyPEM); !pub.Equal(current) {
 		return fv1.ReasonSignatureInvalid, "signed by a key that is not " + op.Name + "'s current key"
 	}
-	h, err := protocol.VerifySignedHeader([]byte(sub.Spec.SignedHeader), string(sub.Spec.Signature), pub)
+	reason, _, msg = VerifySubmissionHeader(&sub.Spec, pub)
+	return reason, msg
+}
+
+// VerifySubmissionHeader returns the reason, the spec field at fault and a message when
+// s.signedHeader is not signed by pub (s.signature; field "signedHeader"), or a field of s
+// is not the header's (ReasonHeaderMismatch; the message states both values); all ""
+// when it verifies and matches. Whether pub is the operator's current key is the
+// Submission controller's to check, once the operator is registered.
+func VerifySubmissionHeader(s *fv1.SubmissionSpec, pub ed25519.PublicKey) (reason, field, msg string) {
+	h, err := protocol.VerifySignedHeader([]byte(s.SignedHeader), string(s.Signature), pub)
 	if err != nil {
-		return fv1.ReasonSignatureInvalid, fmt.Sprintf("signedHeader: %v", err)
+		return fv1.ReasonSignatureInvalid, "signedHeader", fmt.Sprintf("signedHeader: %v", err)
 	}
-	s := &sub.Spec
 	for _, c := range [...]struct{ field, spec, header string }{
 		{"chainSignature", string(s.ChainSignature), h.ChainSignature},
 		{"entryCount", strconv.FormatInt(s.EntryCount, 10), strconv.FormatInt(h.EntryCount, 10)},
@@ -285,10 +295,10 @@ func checkSignature(sub *fv1.Submission, op *fv1.FederationOperator) (reason, ms
 		{"exportedAt", string(s.ExportedAt), h.ExportedAt},
 	} {
 		if c.spec != c.header {
-			return fv1.ReasonHeaderMismatch, fmt.Sprintf("spec.%s is %s, the signed header says %s", c.field, c.spec, c.header)
+			return fv1.ReasonHeaderMismatch, c.field, fmt.Sprintf("spec.%s is %s, the signed header says %s", c.field, c.spec, c.header)
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // checkContinuity returns the reason and message when sub does not follow head.

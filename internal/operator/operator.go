@@ -1,5 +1,6 @@
 // Package operator builds the federation's controller-runtime manager: its scheme, metrics,
-// health and readiness checks, leader election, and the controllers it runs.
+// health and readiness checks, leader election, the controllers it runs, and the
+// admission webhooks it serves when asked.
 package operator
 
 import (
@@ -18,9 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/webhook"
 )
 
 // LeaderElectionID names the Lease that replicas of the manager compete for.
@@ -50,6 +53,20 @@ type Options struct {
 	LogDir string
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
+	// Webhooks serves the admission webhooks; config/default turns them on.
+	Webhooks WebhookOptions
+}
+
+// WebhookOptions configures the admission webhooks' HTTPS server.
+type WebhookOptions struct {
+	// Enable serves them. Off by default, so that a manager run outside a cluster (and
+	// `cairn dev`) needs no serving certificate.
+	Enable bool
+	// Host and Port are where they listen; Host "" means every address.
+	Host string
+	Port int
+	// CertDir holds tls.crt and tls.key (in a cluster, cert-manager's Secret).
+	CertDir string
 }
 
 // NewOptions returns the defaults for a manager running in a cluster.
@@ -59,6 +76,7 @@ func NewOptions() *Options {
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":8081",
 		LogDir:                 "/var/lib/cairn/tlog",
+		Webhooks:               WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
 	}
 }
 
@@ -76,6 +94,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"namespace of the leader election Lease (default: the manager's namespace)")
 	fs.StringVar(&o.LogDir, "log-dir", o.LogDir,
 		"directory of the embedded transparency logs, one per Federation (a persistent volume)")
+	fs.BoolVar(&o.Webhooks.Enable, "enable-webhooks", o.Webhooks.Enable,
+		"serve the validating admission webhooks of FederationOperators and Submissions (needs a serving certificate)")
+	fs.IntVar(&o.Webhooks.Port, "webhook-port", o.Webhooks.Port, "port the admission webhooks listen on")
+	fs.StringVar(&o.Webhooks.CertDir, "webhook-cert-dir", o.Webhooks.CertDir,
+		"directory holding the admission webhooks' tls.crt and tls.key")
 }
 
 // Validate reports options that cannot work together.
@@ -89,6 +112,9 @@ func (o *Options) Validate() error {
 	if _, _, err := net.SplitHostPort(o.HealthProbeBindAddress); err != nil {
 		errs = append(errs, fmt.Errorf("--health-probe-bind-address %q: %w", o.HealthProbeBindAddress, err))
 	}
+	if o.Webhooks.Enable && (o.Webhooks.Port < 1 || o.Webhooks.Port > 65535) {
+		errs = append(errs, fmt.Errorf("--webhook-port %d: not a TCP port", o.Webhooks.Port))
+	}
 	return errors.Join(errs...)
 }
 
@@ -101,7 +127,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if o.MetricsSecure {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:                        NewScheme(),
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
@@ -109,12 +135,21 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-	})
+	}
+	if o.Webhooks.Enable {
+		mgrOpts.WebhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Webhooks.Host, Port: o.Webhooks.Port, CertDir: o.Webhooks.CertDir})
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks}); err != nil {
 		return nil, err
+	}
+	if o.Webhooks.Enable {
+		if err := webhook.SetupAdmissionWithManager(mgr); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add health check: %w", err)

@@ -16,6 +16,9 @@ func TestOptionsValidate(t *testing.T) {
 		"metrics no port":  {change: func(o *Options) { o.MetricsBindAddress = "8443" }, wantErr: `--metrics-bind-address "8443"`},
 		"probes no port":   {change: func(o *Options) { o.HealthProbeBindAddress = "localhost" }, wantErr: `--health-probe-bind-address "localhost"`},
 		"probes required":  {change: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+		"webhooks on":      {change: func(o *Options) { o.Webhooks.Enable = true }},
+		"webhook port":     {change: func(o *Options) { o.Webhooks.Enable, o.Webhooks.Port = true, 0 }, wantErr: "--webhook-port 0"},
+		"webhooks off":     {change: func(o *Options) { o.Webhooks.Port = 0 }},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
