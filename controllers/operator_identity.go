@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -93,8 +94,23 @@ func provesPossession(fo *fv1.FederationOperator) bool {
 // registers. A registered operator's spec key that it has not rotated to is no claim:
 // anyone can write a public key into a spec.
 func (r *FederationOperatorReconciler) keyHolder(ctx context.Context, fo *fv1.FederationOperator, id string) (*fv1.FederationOperator, error) {
+	return keyHolder(ctx, r.Client, fo, id)
+}
+
+// KeyHolder returns the operator in namespace that holds, held or first claimed (with a
+// proof of possession that verifies) the key whose operator ID is id; nil when no
+// operator does, so that a new registration of that key would be accepted. It is the
+// rule the FederationOperator controller registers by, for the federation API to refuse
+// a key early; the controller still decides. c must be the manager's cached client (it
+// lists through the controllers' key index).
+func KeyHolder(ctx context.Context, c client.Reader, namespace, id string) (*fv1.FederationOperator, error) {
+	return keyHolder(ctx, c, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: namespace}}, id)
+}
+
+// keyHolder is FederationOperatorReconciler.keyHolder, listing through c.
+func keyHolder(ctx context.Context, c client.Reader, fo *fv1.FederationOperator, id string) (*fv1.FederationOperator, error) {
 	var same fv1.FederationOperatorList
-	if err := r.List(ctx, &same, client.InNamespace(fo.Namespace), client.MatchingFields{operatorKeyIndex: id}); err != nil {
+	if err := c.List(ctx, &same, client.InNamespace(fo.Namespace), client.MatchingFields{operatorKeyIndex: id}); err != nil {
 		return nil, err
 	}
 	var first *fv1.FederationOperator
