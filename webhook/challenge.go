@@ -166,22 +166,13 @@ func (s *Server) loadFederation(ctx context.Context) (*fv1.Federation, error) {
 	return &fed, nil
 }
 
-// loadChallengeKey returns the Federation's challenge key, reading (or creating) its
-// admin Secret the first time.
+// loadChallengeKey returns the Federation's challenge key, creating its admin Secret when
+// absent. It reads through the cache on every call rather than keeping the key: a replaced
+// Secret must change the key on every replica at once.
 func (s *Server) loadChallengeKey(ctx context.Context) ([]byte, error) {
-	s.keyMu.Lock()
-	defer s.keyMu.Unlock()
-	if s.challengeKey != nil {
-		return s.challengeKey, nil
-	}
 	fed, err := s.loadFederation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key, err := controllers.ChallengeKey(ctx, s.client, fed)
-	if err != nil {
-		return nil, err
-	}
-	s.challengeKey = key
-	return key, nil
+	return controllers.ChallengeKey(ctx, s.client, fed)
 }

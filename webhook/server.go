@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -73,9 +72,6 @@ type Server struct {
 
 	mux         *http.ServeMux
 	openAPIJSON []byte
-
-	keyMu        sync.Mutex
-	challengeKey []byte // loaded once: the Secret's key is never overwritten
 }
 
 // New returns a Server for o.

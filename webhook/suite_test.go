@@ -100,8 +100,8 @@ var _ = AfterSuite(func() {
 })
 
 // newServer returns a Server on the suite's manager, as one replica runs it, with o's
-// settings over the suite's. A second call is a second replica: its own challenge key
-// cache and rate limits, the same API server.
+// settings over the suite's. A second call is a second replica: its own rate limits and
+// clock, the same API server.
 func newServer(o Options) *Server {
 	o.Client, o.APIReader, o.Federation = mgr.GetClient(), mgr.GetAPIReader(), fedKey
 	if o.RatePerSecond == 0 {
