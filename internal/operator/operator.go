@@ -1,5 +1,6 @@
 // Package operator builds the federation's controller-runtime manager: its scheme, metrics,
-// health and readiness checks, leader election, and the controllers it runs.
+// health and readiness checks, leader election, the controllers it runs and the federation
+// API it serves on every replica.
 package operator
 
 import (
@@ -7,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -21,6 +24,7 @@ import (
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/webhook"
 )
 
 // LeaderElectionID names the Lease that replicas of the manager compete for.
@@ -48,6 +52,13 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LogDir holds the embedded transparency logs (a PersistentVolume in a cluster).
 	LogDir string
+	// FederationBindAddress serves the federation API (/federation/*) on every replica;
+	// "0" disables it.
+	FederationBindAddress string
+	// Federation is the Federation the API serves, as "namespace/name".
+	Federation string
+	// FederationMaxBodyBytes caps a request body of the federation API.
+	FederationMaxBodyBytes int64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
 }
@@ -59,6 +70,9 @@ func NewOptions() *Options {
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":8081",
 		LogDir:                 "/var/lib/cairn/tlog",
+		FederationBindAddress:  ":8088",
+		Federation:             "cairn-system/cairn",
+		FederationMaxBodyBytes: webhook.DefaultMaxBodyBytes,
 	}
 }
 
@@ -76,6 +90,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"namespace of the leader election Lease (default: the manager's namespace)")
 	fs.StringVar(&o.LogDir, "log-dir", o.LogDir,
 		"directory of the embedded transparency logs, one per Federation (a persistent volume)")
+	fs.StringVar(&o.FederationBindAddress, "federation-bind-address", o.FederationBindAddress,
+		"address the federation API (/federation/*) binds to on every replica (0 to disable)")
+	fs.StringVar(&o.Federation, "federation", o.Federation,
+		"the Federation the federation API serves, as namespace/name")
+	fs.Int64Var(&o.FederationMaxBodyBytes, "federation-max-body-bytes", o.FederationMaxBodyBytes,
+		"largest request body the federation API reads; larger ones are answered 413")
+}
+
+// federationName parses Federation.
+func (o *Options) federationName() (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(o.Federation, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--federation %q: want namespace/name", o.Federation)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // Validate reports options that cannot work together.
@@ -88,6 +117,17 @@ func (o *Options) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(o.HealthProbeBindAddress); err != nil {
 		errs = append(errs, fmt.Errorf("--health-probe-bind-address %q: %w", o.HealthProbeBindAddress, err))
+	}
+	if o.FederationBindAddress != "0" {
+		if _, _, err := net.SplitHostPort(o.FederationBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--federation-bind-address %q: %w", o.FederationBindAddress, err))
+		}
+		if _, err := o.federationName(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.FederationMaxBodyBytes <= 0 {
+			errs = append(errs, fmt.Errorf("--federation-max-body-bytes %d: must be positive", o.FederationMaxBodyBytes))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -116,6 +156,9 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks}); err != nil {
 		return nil, err
 	}
+	if err := addFederationAPI(mgr, o); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add health check: %w", err)
 	}
@@ -123,4 +166,25 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
 	return mgr, nil
+}
+
+// addFederationAPI adds the federation API to mgr, unless o disables it. It runs on every
+// replica, not only the leader.
+func addFederationAPI(mgr manager.Manager, o *Options) error {
+	if o.FederationBindAddress == "0" {
+		return nil
+	}
+	fed, err := o.federationName()
+	if err != nil {
+		return err
+	}
+	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
+		MaxBodyBytes: o.FederationMaxBodyBytes})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(srv.Runnable(o.FederationBindAddress)); err != nil {
+		return fmt.Errorf("add the federation API: %w", err)
+	}
+	return nil
 }

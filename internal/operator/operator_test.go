@@ -16,6 +16,11 @@ func TestOptionsValidate(t *testing.T) {
 		"metrics no port":  {change: func(o *Options) { o.MetricsBindAddress = "8443" }, wantErr: `--metrics-bind-address "8443"`},
 		"probes no port":   {change: func(o *Options) { o.HealthProbeBindAddress = "localhost" }, wantErr: `--health-probe-bind-address "localhost"`},
 		"probes required":  {change: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+		"api disabled":     {change: func(o *Options) { o.FederationBindAddress, o.Federation = "0", "" }},
+		"api no port":      {change: func(o *Options) { o.FederationBindAddress = "8088" }, wantErr: `--federation-bind-address "8088"`},
+		"api no namespace": {change: func(o *Options) { o.Federation = "cairn" }, wantErr: `--federation "cairn": want namespace/name`},
+		"api two slashes":  {change: func(o *Options) { o.Federation = "a/b/c" }, wantErr: `--federation "a/b/c"`},
+		"api zero limit":   {change: func(o *Options) { o.FederationMaxBodyBytes = 0 }, wantErr: "--federation-max-body-bytes 0"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
