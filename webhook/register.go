@@ -70,6 +70,8 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "wait for the registration", err)
 		return
 	}
+	s.log.InfoContext(ctx, "Registered operator through the API", "operatorID", fo.Status.OperatorID,
+		"federationOperator", fo.Name, "logIndex", fo.Status.RegistrationLogEntry.LogIndex)
 	writeJSON(w, http.StatusOK, registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
 		PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact,
 		RegisteredAt: fo.Status.RegisteredAt.UTC().Format(time.RFC3339),

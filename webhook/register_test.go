@@ -9,6 +9,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,6 +52,31 @@ var _ = Describe("POST /federation/register", func() {
 		Expect(a.status).To(Equal(http.StatusConflict), string(a.raw))
 		Expect(a.body["error"]).To(Equal("key_already_registered"))
 		Expect(a.body["operator_id"]).To(Equal(protocol.OperatorID(r.key.Public().(ed25519.PublicKey))))
+	})
+
+	It("refuses a key a kubectl-applied operator holds, before creating anything", func() {
+		s := newServer(Options{})
+		r := newRegistrant("GitOps Org")
+		pemText, err := marshalPub(r.key)
+		Expect(err).NotTo(HaveOccurred())
+		applied := &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: fedKey.Namespace, Name: "gitops-org"},
+			Spec: fv1.FederationOperatorSpec{OrgName: r.org, PublicKeyPEM: fv1.PublicKeyPEM(pemText),
+				ProofOfPossession: fv1.Signature(proofOf(r.key, r.org))}}
+		Expect(k8sClient.Create(ctx, applied)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(applied), applied)).To(Succeed())
+			g.Expect(applied.Status.Phase).To(Equal(fv1.PhaseActive))
+		}).Should(Succeed())
+
+		nonce := challenge(s)
+		a := do(s, http.MethodPost, "/federation/register", r.body(nonce))
+		Expect(a.status).To(Equal(http.StatusConflict), string(a.raw))
+		Expect(a.body["error"]).To(Equal("key_already_registered"))
+		name := operatorObjectName(r.key.Public().(ed25519.PublicKey))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: fedKey.Namespace, Name: name}, &fv1.FederationOperator{}))).
+			To(BeTrue(), "the API created an operator for a key another operator holds")
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, recordKey(nonce), &corev1.ConfigMap{}))).
+			To(BeTrue(), "a refused registration used up its challenge")
 	})
 
 	It("refuses a signature by another key, a proof for another org and a small-order key", func() {
