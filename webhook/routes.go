@@ -28,6 +28,7 @@ var commonErrors = []errorDoc{
 	{http.StatusTooManyRequests, []string{"rate_limited"}, "Past the per-address rate limit; the Retry-After header says how many seconds to wait."},
 	{http.StatusServiceUnavailable, []string{"api_server_unavailable"}, "The federation cannot reach its Kubernetes API server."},
 	{http.StatusInternalServerError, []string{"internal"}, "An unexpected failure, logged by the server."},
+	{http.StatusMethodNotAllowed, []string{"method_not_allowed"}, "The path is served for other methods, which the Allow header lists."},
 }
 
 // bodyErrors are the answers of every route that reads a JSON body.

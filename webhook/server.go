@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +72,7 @@ type Server struct {
 	log        *slog.Logger
 
 	mux         *http.ServeMux
+	methods     map[string][]string // path -> methods served, for 405's Allow
 	openAPIJSON []byte
 }
 
@@ -111,9 +113,10 @@ func New(o Options) (*Server, error) {
 	}
 	s.started = s.now()
 	rs := s.routes()
-	s.mux = http.NewServeMux()
+	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
 	for _, rt := range rs {
 		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
+		s.methods[rt.path] = append(s.methods[rt.path], rt.method)
 	}
 	doc, err := openAPI(rs, s.version.Version)
 	if err != nil {
@@ -134,6 +137,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	if _, pattern := s.mux.Handler(r); pattern == "" { // the mux's own 404 and 405 are text
+		if methods := s.methods[r.URL.Path]; methods != nil {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				message: r.Method + " is not served on " + r.URL.Path})
+			return
+		}
+		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", message: "no such endpoint"})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -32,3 +32,16 @@ var _ = Describe("The runnable", func() {
 		Eventually(done).Should(Receive(BeNil()))
 	})
 })
+
+var _ = Describe("Unknown routes", func() {
+	It("answer 404 and 405 in the one error shape", func() {
+		s := newServer(Options{})
+		a := do(s, http.MethodGet, "/federation/nothing", nil)
+		Expect(a.status).To(Equal(http.StatusNotFound))
+		Expect(a.body).To(HaveKeyWithValue("error", "not_found"))
+		a = do(s, http.MethodPost, "/federation/status", nil)
+		Expect(a.status).To(Equal(http.StatusMethodNotAllowed))
+		Expect(a.body).To(HaveKeyWithValue("error", "method_not_allowed"))
+		Expect(a.header.Get("Allow")).To(Equal("GET"))
+	})
+})
