@@ -56,7 +56,7 @@ func openAPI(routes []route, version string) ([]byte, error) {
 			op.RequestBody = &content{Required: true, Content: map[string]mediaType{
 				"application/json": {Schema: c.Ref(typeName(rt.request), "", rt.request, nil)}}}
 		}
-		ok := &response{Description: "OK", Content: map[string]mediaType{"application/json": {}}}
+		ok := &response{Description: "OK", Content: map[string]mediaType{"application/json": {Schema: &openapi.Schema{Type: "object"}}}}
 		if rt.response != nil {
 			ok.Content["application/json"] = mediaType{Schema: c.Ref(typeName(rt.response), "", rt.response, nil)}
 		}

@@ -54,6 +54,24 @@ var _ = Describe("POST /federation/register", func() {
 		Expect(a.body["operator_id"]).To(Equal(protocol.OperatorID(r.key.Public().(ed25519.PublicKey))))
 	})
 
+	It("answers 504 registration_pending when the controller is not done in time, and 409 once it is", func() {
+		impatient := newServer(Options{RegisterTimeout: time.Millisecond})
+		r := newRegistrant("Slow Org")
+		a := do(impatient, http.MethodPost, "/federation/register", r.body(challenge(impatient)))
+		Expect(a.status).To(Equal(http.StatusGatewayTimeout), string(a.raw))
+		Expect(a.body["error"]).To(Equal("registration_pending"))
+
+		var fo fv1.FederationOperator
+		name := client.ObjectKey{Namespace: fedKey.Namespace, Name: operatorObjectName(r.key.Public().(ed25519.PublicKey))}
+		Eventually(func(g Gomega) {
+			g.Expect(mgr.GetClient().Get(ctx, name, &fo)).To(Succeed())
+			g.Expect(fo.Status.RegistrationLogEntry).NotTo(BeNil())
+		}).Should(Succeed())
+		s := newServer(Options{})
+		a = do(s, http.MethodPost, "/federation/register", r.body(challenge(s)))
+		Expect(a.status).To(Equal(http.StatusConflict), string(a.raw))
+	})
+
 	It("refuses a key a kubectl-applied operator holds, before creating anything", func() {
 		s := newServer(Options{})
 		r := newRegistrant("GitOps Org")

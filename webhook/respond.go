@@ -75,7 +75,7 @@ func unreachable(err error) bool {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		return apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-			apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) && isTransport(err)
+			apierrors.IsTooManyRequests(err)
 	}
 	return isTransport(err) || errors.Is(err, context.DeadlineExceeded)
 }
