@@ -40,7 +40,8 @@ var (
 	ctx       context.Context
 	cancel    context.CancelFunc
 	testEnv   *envtest.Environment
-	mgr       ctrl.Manager
+	mgr       ctrl.Manager  // runs the controllers
+	replica   ctrl.Manager  // a second manager on the same API server: its own cache, no controllers
 	k8sClient client.Client // uncached, acting as the manager
 	fedKey    types.NamespacedName
 )
@@ -76,10 +77,15 @@ var _ = BeforeSuite(func() {
 	logDir := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
 	DeferCleanup(func() { _ = os.RemoveAll(logDir) })
 	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir})).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
+	replica, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(controllers.IndexOperatorKeys(ctx, replica)).To(Succeed())
+	for _, m := range []ctrl.Manager{mgr, replica} {
+		go func() {
+			defer GinkgoRecover()
+			Expect(m.Start(ctx)).To(Succeed())
+		}()
+	}
 
 	By("creating the Federation the API serves and waiting for its key")
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cairn-webhook-"}}
@@ -99,11 +105,24 @@ var _ = AfterSuite(func() {
 	Expect(testEnv.Stop()).To(Succeed())
 })
 
-// newServer returns a Server on the suite's manager, as one replica runs it, with o's
-// settings over the suite's. A second call is a second replica: its own rate limits and
-// clock, the same API server.
+// newServer returns a Server on the suite's manager, which runs the controllers, with o's
+// settings over the suite's.
 func newServer(o Options) *Server {
-	o.Client, o.APIReader, o.Federation = mgr.GetClient(), mgr.GetAPIReader(), fedKey
+	GinkgoHelper()
+	return serverOn(mgr, o)
+}
+
+// newReplica returns a Server on the second manager: another replica, with its own cache,
+// sharing only the API server with newServer's.
+func newReplica(o Options) *Server {
+	GinkgoHelper()
+	return serverOn(replica, o)
+}
+
+// serverOn returns a Server on m with o's settings over the suite's.
+func serverOn(m ctrl.Manager, o Options) *Server {
+	GinkgoHelper()
+	o.Client, o.APIReader, o.Federation = m.GetClient(), m.GetAPIReader(), fedKey
 	if o.RatePerSecond == 0 {
 		o.RatePerSecond = -1
 	}
