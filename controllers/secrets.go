@@ -98,7 +98,44 @@ func signingKey(ctx context.Context, c client.Client, fed *fv1.Federation, name 
 
 // ensureAdminSecret makes sure fed's admin token and challenge key exist.
 func ensureAdminSecret(ctx context.Context, c client.Client, fed *fv1.Federation) error {
-	_, _, err := ensureSecret(ctx, c, fed, secretName(fed, fed.Spec.AdminTokenSecretRef, "admin"), func() (map[string][]byte, error) {
+	_, err := adminSecret(ctx, c, fed)
+	return err
+}
+
+// ChallengeKey returns the MAC key of fed's registration challenges: the 32 bytes whose
+// hex is ChallengeKeySecretKey in fed's admin Secret (spec.adminTokenSecretRef, or
+// "<federation>-admin"), which it generates when absent, as the Federation controller
+// does. A Secret without a 64-hex key is an error.
+func ChallengeKey(ctx context.Context, c client.Client, fed *fv1.Federation) ([]byte, error) {
+	s, err := adminSecret(ctx, c, fed)
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(string(s.Data[ChallengeKeySecretKey]))
+	if err != nil || len(key) != 32 {
+		return nil, fmt.Errorf("secret %s, key %s: not 64 hex characters", s.Name, ChallengeKeySecretKey)
+	}
+	return key, nil
+}
+
+// LogPublicKeyPEM returns the PEM of the key fed's transparency log signs checkpoints
+// with: the embedded log's, from its key Secret (generated when absent), or the Rekor key
+// spec pins; "" for a Rekor log whose key is not pinned.
+func LogPublicKeyPEM(ctx context.Context, c client.Client, fed *fv1.Federation) (string, error) {
+	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+		return fed.Spec.TransparencyLog.PublicKeyPEM, nil
+	}
+	skey, err := logKey(ctx, c, fed)
+	if err != nil {
+		return "", err
+	}
+	pemText, err := tlog.LogKeyPEM(skey)
+	return string(pemText), err
+}
+
+// adminSecret returns fed's admin Secret, generating it when absent.
+func adminSecret(ctx context.Context, c client.Client, fed *fv1.Federation) (*corev1.Secret, error) {
+	s, _, err := ensureSecret(ctx, c, fed, secretName(fed, fed.Spec.AdminTokenSecretRef, "admin"), func() (map[string][]byte, error) {
 		token, key := make([]byte, 32), make([]byte, 32)
 		if _, err := rand.Read(token); err != nil {
 			return nil, err
@@ -108,7 +145,7 @@ func ensureAdminSecret(ctx context.Context, c client.Client, fed *fv1.Federation
 		}
 		return map[string][]byte{AdminTokenSecretKey: []byte(hex.EncodeToString(token)), ChallengeKeySecretKey: []byte(hex.EncodeToString(key))}, nil
 	})
-	return err
+	return s, err
 }
 
 // logKey returns the embedded log's checkpoint key for fed, generating its Secret when

@@ -61,6 +61,13 @@ func (t *anchorTrust) trustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) erro
 	return nil
 }
 
+// TrustAnchor returns nil when ca is an anchor fed made, by the rule every controller
+// applies (see trustAnchor): its hash recomputes and its signature verifies under a key of
+// fed's key history. Otherwise the error wraps no value that would have passed.
+func TrustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+	return (*anchorTrust)(nil).trustAnchor(fed, ca)
+}
+
 // known reports whether a verdict on the anchor with uid at generation is remembered,
 // and if so whether trustAnchor would pass it: a verdict from its metadata alone.
 func (t *anchorTrust) known(fed *fv1.Federation, uid types.UID, generation int64) (trusted, ok bool) {

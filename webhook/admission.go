@@ -1,4 +1,3 @@
-// Package webhook serves the federation's HTTP API and its admission webhooks.
 package webhook
 
 import (

@@ -41,6 +41,8 @@ func newDevOptions() *devOptions {
 	m.MetricsSecure = false
 	m.HealthProbeBindAddress = "127.0.0.1:8081"
 	m.LogDir = "" // <dir>/tlog unless --log-dir says otherwise
+	m.FederationBindAddress = "127.0.0.1:8088"
+	m.Federation = devFederation.Namespace + "/" + devFederation.Name
 	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080"}
 }
 
@@ -159,6 +161,9 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say("CRDs           %s", strings.Join(env.CRDs, ", "))
 	say("admission      only the manager (%s) creates CrossAnchors and Submissions and writes status", admission.ManagerUsername)
 	say("manager        %s", probe)
+	if o.manager.FederationBindAddress != "0" {
+		say("federation API http://%s/federation/status (docs /federation/openapi.json)", dialAddress(o.manager.FederationBindAddress))
+	}
 	if o.manager.MetricsBindAddress != "0" {
 		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))
 	}

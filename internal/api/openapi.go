@@ -113,7 +113,7 @@ const bearerScheme = "bearerAuth"
 // referred to. Operations that need the API key say so only when a key is configured,
 // so the document describes this server as it runs.
 func (s *Server) openAPI(groups []group, c *components) ([]byte, error) {
-	errRef := c.ref("Error", "An error: every answer other than 2xx has this body.", errorBody{}, nil)
+	errRef := c.Ref("Error", "An error: every answer other than 2xx has this body.", errorBody{}, nil)
 	doc := openAPIDocument{
 		OpenAPI: "3.0.3",
 		Info: openAPIInfo{
@@ -153,7 +153,7 @@ func (s *Server) openAPI(groups []group, c *components) ([]byte, error) {
 			doc.Paths[rt.path][strings.ToLower(rt.method)] = op
 		}
 	}
-	for name, sc := range c.schemas {
+	for name, sc := range c.Schemas() {
 		doc.Components["schemas"][name] = sc
 	}
 	return json.MarshalIndent(doc, "", "  ")

@@ -218,13 +218,13 @@ func TestSchemaErrorsAreReported(t *testing.T) {
 		C chan int `json:"c"`
 	}
 	for name, build := range map[string]func(c *components){
-		"an example that is not JSON": func(c *components) { c.ref("Bad", "", badExample{}, nil) },
-		"a type without a schema":     func(c *components) { c.ref("Chan", "", unsupported{}, nil) },
-		"one type under two names":    func(c *components) { c.ref("A", "", errorBody{}, nil); c.ref("B", "", errorBody{}, nil) },
+		"an example that is not JSON": func(c *components) { c.Ref("Bad", "", badExample{}, nil) },
+		"a type without a schema":     func(c *components) { c.Ref("Chan", "", unsupported{}, nil) },
+		"one type under two names":    func(c *components) { c.Ref("A", "", errorBody{}, nil); c.Ref("B", "", errorBody{}, nil) },
 	} {
 		c := newComponents()
 		build(c)
-		if c.err == nil {
+		if c.Err() == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

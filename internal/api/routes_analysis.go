@@ -27,13 +27,13 @@ type regressionHistory struct {
 }
 
 func (s *Server) analysisRoutes(c *components) group {
-	runReq := c.ref("RegressionRunRequest", "How to test. Every member is optional.", regressionRunRequest{}, fieldDocs{
+	runReq := c.Ref("RegressionRunRequest", "How to test. Every member is optional.", regressionRunRequest{}, fieldDocs{
 		"window": {Description: fmt.Sprintf("how many of the chain's last entries to read, %d to %d; absent or 0: %d",
 			analysis.MinBaseline+1, analysis.MaxWindow, analysis.DefaultWindow), Example: analysis.DefaultWindow},
 		"z_threshold": {Description: fmt.Sprintf("a dimension is flagged when |z| exceeds this, a positive number; absent or 0: %v",
 			analysis.DefaultZThreshold), Example: analysis.DefaultZThreshold},
 	})
-	c.ref("RegressionDimension", "The test of one dimension: is the newest value an outlier against the earlier values of the window? "+
+	c.Ref("RegressionDimension", "The test of one dimension: is the newest value an outlier against the earlier values of the window? "+
 		"The figures (value to upper_fence) are present only when status is ok.", analysis.Dimension{}, fieldDocs{
 		"name":        {Description: "the dimension", Enum: []string{analysis.DimInputTokens, analysis.DimOutputTokens, analysis.DimCostUSD, analysis.DimLatencyMS}},
 		"status":      {Description: fmt.Sprintf("ok: tested; insufficient_data: fewer than %d earlier values, nothing tested", analysis.MinBaseline), Enum: []string{analysis.StatusOK, analysis.StatusInsufficientData}},
@@ -52,7 +52,7 @@ func (s *Server) analysisRoutes(c *components) group {
 		"iqr_flagged": {Description: "the value lies outside the fences"},
 		"flagged":     {Description: "z_flagged or iqr_flagged"},
 	})
-	run := c.ref("RegressionRun", "One regression run over the chain's last entries.", analysis.Run{}, fieldDocs{
+	run := c.Ref("RegressionRun", "One regression run over the chain's last entries.", analysis.Run{}, fieldDocs{
 		"id":                 {Description: "the run's number in the chain's database, from 1", Example: 3},
 		"started_at":         {Description: "when the run began, RFC 3339 UTC", Example: "2026-11-21T12:30:00Z"},
 		"window":             {Description: "the window asked for", Example: analysis.DefaultWindow},
@@ -64,8 +64,8 @@ func (s *Server) analysisRoutes(c *components) group {
 		"dimensions":         {Description: "one test per dimension: input_tokens, output_tokens, cost_usd, latency_ms"},
 		"flagged":            {Description: "some dimension is flagged"},
 	})
-	history := c.ref("RegressionHistory", "Saved regression runs.", regressionHistory{}, nil)
-	energyReq := c.ref("EnergyRequest", "Tokens of a model to estimate. Give tokens, or input_tokens and/or output_tokens.", analysis.EnergyRequest{}, fieldDocs{
+	history := c.Ref("RegressionHistory", "Saved regression runs.", regressionHistory{}, nil)
+	energyReq := c.Ref("EnergyRequest", "Tokens of a model to estimate. Give tokens, or input_tokens and/or output_tokens.", analysis.EnergyRequest{}, fieldDocs{
 		"model":               {Description: "the model; matched lowercase, without any provider prefix up to the last /, exactly or by the longest known prefix", Example: "gpt-4o"},
 		"input_tokens":        {Description: "input tokens, 0 to 2^50", Example: 800},
 		"output_tokens":       {Description: "output tokens, 0 to 2^50", Example: 200},
@@ -73,8 +73,8 @@ func (s *Server) analysisRoutes(c *components) group {
 		"region":              {Description: "the grid region, matched like model (us-east-1 finds us-east); absent or empty: the server's default region", Example: "eu-west"},
 		"intensity_overrides": {Description: "gCO2/kWh by region (0 to 2000), over the built-in table", Example: map[string]float64{"eu-west": 120}},
 	})
-	c.optional("EnergyRequest", "model", "region")
-	estimate := c.ref("EnergyEstimate", "The estimated energy and CO2 of some tokens.", analysis.EnergyEstimate{}, fieldDocs{
+	c.Optional("EnergyRequest", "model", "region")
+	estimate := c.Ref("EnergyEstimate", "The estimated energy and CO2 of some tokens.", analysis.EnergyEstimate{}, fieldDocs{
 		"model":               {Description: "the model asked for", Example: "gpt-4o-2024-08-06"},
 		"matched_model":       {Description: "the rate table's key used; empty when the fallback rate was", Example: "gpt-4o"},
 		"model_known":         {Description: "false when the fallback rate was used"},
@@ -90,7 +90,7 @@ func (s *Server) analysisRoutes(c *components) group {
 		"fallbacks":           {Description: "the defaults used: model, region; empty when none"},
 		"notes":               {Description: "the fallbacks, in words"},
 	})
-	c.ref("EnergyTotal", "The energy of the entries of one model or one region.", analysis.EnergyTotal{}, fieldDocs{
+	c.Ref("EnergyTotal", "The energy of the entries of one model or one region.", analysis.EnergyTotal{}, fieldDocs{
 		"name":    {Description: "the model or region; empty when the spans named none (and, for a region, no default is set)", Example: "gpt-4o"},
 		"known":   {Description: "false when its entries used the fallback rate or intensity"},
 		"entries": {Description: "entries with token counts", Example: 1200},
@@ -98,7 +98,7 @@ func (s *Server) analysisRoutes(c *components) group {
 		"wh":      {Description: "their estimated energy, Wh", Example: 288},
 		"co2_g":   {Description: "their estimated CO2, grams", Example: 109.4},
 	})
-	summary := c.ref("EnergySummary", "The estimated energy and CO2 of every logged entry.", analysis.EnergySummary{}, fieldDocs{
+	summary := c.Ref("EnergySummary", "The estimated energy and CO2 of every logged entry.", analysis.EnergySummary{}, fieldDocs{
 		"entries":                 {Description: "entries with token counts (the energy log's rows)", Example: 1200},
 		"tokens":                  {Description: "their input plus output tokens", Example: 480000},
 		"wh":                      {Description: "their estimated energy, Wh (as logged when sealed)", Example: 288},

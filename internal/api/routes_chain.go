@@ -100,12 +100,12 @@ type verifyResult struct {
 }
 
 func (s *Server) chainRoutes(c *components) group {
-	c.ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nil)
-	detail := c.ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nil)
-	page := c.ref("EntryPage", "A page of the chain.", entryPage{}, nil)
-	stats := c.ref("ChainStats", "The chain's size, range and head.", statsView{}, nil)
-	verifyReq := c.ref("VerifyRequest", "What to verify. Every member is optional.", verifyRequest{}, nil)
-	verifyRes := c.ref("VerifyResult", "The verdict on the chain.", verifyResult{}, fieldDocs{"reason": {Enum: entryReasons}})
+	c.Ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nil)
+	detail := c.Ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nil)
+	page := c.Ref("EntryPage", "A page of the chain.", entryPage{}, nil)
+	stats := c.Ref("ChainStats", "The chain's size, range and head.", statsView{}, nil)
+	verifyReq := c.Ref("VerifyRequest", "What to verify. Every member is optional.", verifyRequest{}, nil)
+	verifyRes := c.Ref("VerifyResult", "The verdict on the chain.", verifyResult{}, fieldDocs{"reason": {Enum: entryReasons}})
 	intParam := func(name, in, description string, min, max, def float64) param {
 		sc := &schema{Type: "integer", Format: "int64", Minimum: &min}
 		if max > 0 {

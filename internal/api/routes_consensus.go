@@ -22,21 +22,21 @@ func (s *Server) consensusRoutes(c *components) group {
 	if len(s.consensusModels) > 0 {
 		modelsDoc += "; absent or empty: the server's default models, " + strings.Join(s.consensusModels, ", ")
 	}
-	req := c.ref("ConsensusRequest", "A prompt to ask several models.", consensus.Request{}, fieldDocs{
+	req := c.Ref("ConsensusRequest", "A prompt to ask several models.", consensus.Request{}, fieldDocs{
 		"prompt":     {Description: fmt.Sprintf("sent to every model as one user message, at most %d bytes", consensus.MaxPromptBytes), Example: "What is the boiling point of water at sea level, in Celsius?"},
 		"models":     {Description: modelsDoc, Example: []string{"gpt-4o", "claude-3-5-sonnet"}},
 		"threshold":  {Description: fmt.Sprintf("the agreement needed for consensus, 0 to 1; absent: %v", consensus.DefaultThreshold), Example: consensus.DefaultThreshold},
 		"timeout_ms": {Description: fmt.Sprintf("bounds each model's call, milliseconds, at most %d; absent or 0: the provider's own timeout", consensus.MaxTimeout.Milliseconds()), Example: 30000},
 	})
 	if len(s.consensusModels) > 0 {
-		c.optional("ConsensusRequest", "models")
+		c.Optional("ConsensusRequest", "models")
 	}
-	c.ref("ModelUsage", "A server's token count for one call.", consensus.Usage{}, fieldDocs{
+	c.Ref("ModelUsage", "A server's token count for one call.", consensus.Usage{}, fieldDocs{
 		"prompt_tokens":     {Description: "input tokens", Example: 21},
 		"completion_tokens": {Description: "output tokens", Example: 9},
 		"total_tokens":      {Description: "their sum", Example: 30},
 	})
-	c.ref("ModelAnswer", "One model's part in a consensus run.", consensus.Answer{}, fieldDocs{
+	c.Ref("ModelAnswer", "One model's part in a consensus run.", consensus.Answer{}, fieldDocs{
 		"model":           {Description: "the model asked", Example: "gpt-4o"},
 		"provider":        {Description: "the provider that served it", Example: consensus.DefaultProviderName},
 		"text":            {Description: "the answer; empty when the call failed", Example: "Water boils at 100 degrees Celsius at sea level."},
@@ -45,25 +45,25 @@ func (s *Server) consensusRoutes(c *components) group {
 		"error":           {Description: "why the call failed; absent when it answered"},
 		"mean_similarity": {Description: "mean similarity to the other answers; absent for a failed call or a lone answer", Example: 0.82},
 	})
-	c.ref("StakesRequirement", "What a stakes level asks of a consensus run.", consensus.Requirement{}, fieldDocs{
+	c.Ref("StakesRequirement", "What a stakes level asks of a consensus run.", consensus.Requirement{}, fieldDocs{
 		"level":         {Description: "the stakes level", Enum: stakesLevels},
 		"min_models":    {Description: "how many models should answer", Example: 3},
 		"min_agreement": {Description: "the agreement they should reach", Example: 0.75},
 		"human_review":  {Description: "whether a person should review", Enum: []string{"none", "on_disagreement", "always"}},
 		"description":   {Description: "what the level means"},
 	})
-	c.ref("StakesDomain", "What one domain's keywords found in a prompt.", consensus.DomainMatch{}, fieldDocs{
+	c.Ref("StakesDomain", "What one domain's keywords found in a prompt.", consensus.DomainMatch{}, fieldDocs{
 		"domain":   {Description: "the domain", Enum: []string{"medical", "legal", "financial", "safety", "security"}},
 		"level":    {Description: "the highest level among its matched keywords", Enum: stakesLevels},
 		"keywords": {Description: "the matched keywords, each once, in order of first appearance", Example: []string{"dosage"}},
 		"matches":  {Description: "every occurrence", Example: 1},
 	})
-	c.ref("StakesClassification", "How much is at stake in a prompt.", consensus.Classification{}, fieldDocs{
+	c.Ref("StakesClassification", "How much is at stake in a prompt.", consensus.Classification{}, fieldDocs{
 		"level":       {Description: "the highest level of any matched keyword; low when none matched", Enum: stakesLevels},
 		"domains":     {Description: "the domains with matches, highest level first, then by name"},
 		"requirement": {Description: "what the level asks of a consensus run"},
 	})
-	res := c.ref("ConsensusResult", "How far the models' answers agree.", consensus.Result{}, fieldDocs{
+	res := c.Ref("ConsensusResult", "How far the models' answers agree.", consensus.Result{}, fieldDocs{
 		"verdict":       {Description: "consensus or no_consensus when at least two models answered, else insufficient_answers", Enum: consensusVerdicts},
 		"consensus":     {Description: "verdict is consensus"},
 		"agreement":     {Description: "mean pairwise similarity of the answers, 0 to 1; null with fewer than two answers", Nullable: true, Example: 0.82},
@@ -79,11 +79,11 @@ func (s *Server) consensusRoutes(c *components) group {
 		"stakes_met":    {Description: "the run meets the stakes' requirement: enough answers, enough agreement"},
 		"evaluation_ms": {Description: "time the run took, milliseconds", Example: 845.1},
 	})
-	c.ref("StakesKeywords", "One domain's keywords by level.", consensus.DomainKeywords{}, fieldDocs{
+	c.Ref("StakesKeywords", "One domain's keywords by level.", consensus.DomainKeywords{}, fieldDocs{
 		"domain":   {Description: "the domain", Example: "medical"},
 		"keywords": {Description: "words and phrases by level", Example: map[string][]string{"critical": {"overdose"}}},
 	})
-	stakes := c.ref("StakesTable", "The stakes keyword table and what each level asks.", consensus.StakesTable{}, fieldDocs{
+	stakes := c.Ref("StakesTable", "The stakes keyword table and what each level asks.", consensus.StakesTable{}, fieldDocs{
 		"levels":   {Description: "the requirement of each level, lowest first"},
 		"domains":  {Description: "the keyword lists, by domain name"},
 		"matching": {Description: "how keywords are matched"},

@@ -56,7 +56,7 @@ const (
 
 func (s *Server) exportRoutes(c *components) group {
 	// Registered first: ExportVerifyResult refers to it.
-	c.ref("ExportHeader", "The members of a cairn-chain-v2 export that its signature covers.", protocol.ExportHeader{}, fieldDocs{
+	c.Ref("ExportHeader", "The members of a cairn-chain-v2 export that its signature covers.", protocol.ExportHeader{}, fieldDocs{
 		"format":          {Description: "the export format", Example: protocol.ExportFormat},
 		"version":         {Description: "the format's version", Example: protocol.ExportVersion},
 		"exported_at":     {Description: "RFC 3339 UTC, whole seconds", Example: "2026-11-21T12:30:00Z"},
@@ -68,8 +68,8 @@ func (s *Server) exportRoutes(c *components) group {
 		"chain_signature": {Description: `hex HMAC-SHA256(secret, "chain:" ‖ last_hmac_hash ‖ ":" ‖ entry_count)`, Example: "d41c7f0a9e3b5c2d8f6a1e4b7c0d3f9a2e5b8c1d4f7a0e3b6c9d2f5a8e1b4c7d"},
 		"entries_root":    {Description: "RFC 6962 Merkle root over the exported entries", Example: "5a8e1b4c7dd41c7f0a9e3b5c2d8f6a1e4b7c0d3f9a2e5b8c1d4f7a0e3b6c9d2f"},
 	})
-	req := c.ref("ExportRequest", "What to export. Every member is optional.", exportRequest{}, nil)
-	res := c.ref("ExportVerifyResult", "The verdict on an export.", exportVerifyResult{}, fieldDocs{
+	req := c.Ref("ExportRequest", "What to export. Every member is optional.", exportRequest{}, nil)
+	res := c.Ref("ExportVerifyResult", "The verdict on an export.", exportVerifyResult{}, fieldDocs{
 		"reason": {Enum: append(append([]string{}, entryReasons...), reasonHeaderMismatch, reasonSignature, reasonKeyNotTrusted, reasonNoTrustedKey, reasonMalformed)},
 	})
 	upload := &schema{Type: "object", Required: []string{"file"}, Properties: map[string]*schema{

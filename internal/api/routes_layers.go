@@ -44,8 +44,8 @@ var layerNames = []string{"chain", "verification", "signed_export", "otlp_ingest
 	"policy", "containment", "consensus", "replay", "federation_client", "dashboard"}
 
 func (s *Server) layersRoutes(c *components) group {
-	c.ref("Layer", "A layer of the service and its state.", layer{}, fieldDocs{"name": {Enum: layerNames}})
-	res := c.ref("Layers", "The layers of the service.", layersResponse{}, nil)
+	c.Ref("Layer", "A layer of the service and its state.", layer{}, fieldDocs{"name": {Enum: layerNames}})
+	res := c.Ref("Layers", "The layers of the service.", layersResponse{}, nil)
 	return group{name: "layers", description: "What this service runs, and what is configured and in use.", routes: []route{
 		{method: http.MethodGet, path: "/api/layers", handler: http.HandlerFunc(s.listLayers), op: operation{
 			id: "listLayers", summary: "The service's layers and their state",

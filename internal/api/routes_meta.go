@@ -74,8 +74,8 @@ type versionResponse struct {
 }
 
 func (s *Server) metaRoutes(c *components) group {
-	health := c.ref("Health", "Liveness of the server.", healthResponse{}, nil)
-	ver := c.ref("Version", "The server's build.", versionResponse{}, nil)
+	health := c.Ref("Health", "Liveness of the server.", healthResponse{}, nil)
+	ver := c.Ref("Version", "The server's build.", versionResponse{}, nil)
 	healthOp := func(id string) operation {
 		return operation{id: id, summary: "Liveness",
 			description: "Answers 200 while the server runs, with its version and whether the chain's file exists. Never needs the API key.",

@@ -27,7 +27,7 @@ var (
 
 func (s *Server) policyRoutes(c *components) group {
 	req := policySchemas(c)
-	decision := c.ref("PolicyDecision", "The policy's decision on a call.", policy.Decision{}, fieldDocs{
+	decision := c.Ref("PolicyDecision", "The policy's decision on a call.", policy.Decision{}, fieldDocs{
 		"decision":         {Description: "deny when a deny-mode rule was hit, else allow", Enum: policyOutcomes},
 		"violations":       {Description: "hits of deny-mode rules, in rule order"},
 		"warnings":         {Description: "hits of warn-mode rules, in rule order"},
@@ -37,7 +37,7 @@ func (s *Server) policyRoutes(c *components) group {
 		"rules_evaluated":  {Description: "how many rules ran", Example: 9},
 		"evaluation_ms":    {Description: "time taken, milliseconds", Example: 0.08},
 	})
-	c.ref("CodeFinding", "A piece of dangerous code found in a text.", policy.Finding{}, fieldDocs{
+	c.Ref("CodeFinding", "A piece of dangerous code found in a text.", policy.Finding{}, fieldDocs{
 		"rule_id":     {Description: "the code rule that matched (GET /api/policy/rules lists them)", Example: "shell.rm_rf_root"},
 		"category":    {Description: "the kind of code", Enum: codeCategories},
 		"severity":    {Description: "how dangerous", Enum: severities[1:]},
@@ -46,14 +46,14 @@ func (s *Server) policyRoutes(c *components) group {
 		"start":       {Description: "byte offset of the match in the text", Example: 10},
 		"end":         {Description: "byte offset just past the match", Example: 19},
 	})
-	c.ref("CodeSafety", "The dangerous-code scan of a prompt and output.", policy.CodeSafety{}, fieldDocs{
+	c.Ref("CodeSafety", "The dangerous-code scan of a prompt and output.", policy.CodeSafety{}, fieldDocs{
 		"findings":           {Description: "findings by field (prompt first), then offset; at most 100"},
 		"findings_truncated": {Description: "more findings were left out"},
 		"max_severity":       {Description: "the highest severity found, or none", Enum: severities},
 		"counts":             {Description: "findings per severity", Example: map[string]int{"critical": 1}},
 		"truncated":          {Description: "a text was longer than the scan limit, so its end was not scanned"},
 	})
-	containment := c.ref("Containment", "The containment verdict on a call: its policy decision and a dangerous-code scan.", policy.Containment{}, fieldDocs{
+	containment := c.Ref("Containment", "The containment verdict on a call: its policy decision and a dangerous-code scan.", policy.Containment{}, fieldDocs{
 		"verdict": {Description: "block: the policy denies, or a finding is high or critical; review: the policy warns, a finding is medium, " +
 			"or a text was only partly scanned; else allow", Enum: containVerdicts},
 		"reasons":       {Description: "why the verdict is not allow, in order; empty when it is"},
@@ -61,7 +61,7 @@ func (s *Server) policyRoutes(c *components) group {
 		"code_safety":   {Description: "the dangerous-code scan"},
 		"evaluation_ms": {Description: "time taken by both, milliseconds", Example: 0.12},
 	})
-	rules := c.ref("PolicyRules", "The rules a policy or containment request is checked against.", policyRules{}, nil)
+	rules := c.Ref("PolicyRules", "The rules a policy or containment request is checked against.", policyRules{}, nil)
 	body := func(what string) *requestBody {
 		return jsonBody("The call: a prompt and/or an output, up to 1 MiB each, and optionally the model, cost and metadata. "+what, true, req)
 	}
@@ -87,15 +87,15 @@ func (s *Server) policyRoutes(c *components) group {
 
 // policySchemas registers the schemas of rules and hits, and returns the request's.
 func policySchemas(c *components) *schema {
-	req := c.ref("PolicyRequest", "An LLM call to check.", policy.Request{}, fieldDocs{
+	req := c.Ref("PolicyRequest", "An LLM call to check.", policy.Request{}, fieldDocs{
 		"model":    {Description: "the model the call goes to", Example: "gpt-4o"},
 		"prompt":   {Description: "the text sent to the model; give a prompt, an output or both", Example: "Summarize this contract in three sentences."},
 		"output":   {Description: "the model's answer, once the call has run", Example: "The contract ..."},
 		"cost_usd": {Description: "the call's cost in US dollars, when known", Example: 0.012},
 		"metadata": {Description: "free-form context (caller, team, trace id), at most 64 entries; rules do not read it", Example: map[string]string{"team": "billing"}},
 	})
-	c.optional("PolicyRequest", "model", "prompt")
-	c.ref("PatternMatch", "Where a pattern matched.", policy.Match{}, fieldDocs{
+	c.Optional("PolicyRequest", "model", "prompt")
+	c.Ref("PatternMatch", "Where a pattern matched.", policy.Match{}, fieldDocs{
 		"field":    {Description: "the text matched", Enum: policyFields},
 		"category": {Description: "the pattern's category; a custom pattern's name", Example: "email"},
 		"pattern":  {Description: "the pattern's id", Example: "email"},
@@ -103,7 +103,7 @@ func policySchemas(c *components) *schema {
 		"end":      {Description: "byte offset just past the match", Example: 29},
 		"masked":   {Description: "the matched text with most characters replaced by *", Example: "*************.com"},
 	})
-	c.ref("PolicyHit", "A rule that fired.", policy.Hit{}, fieldDocs{
+	c.Ref("PolicyHit", "A rule that fired.", policy.Hit{}, fieldDocs{
 		"rule_id":           {Description: "the rule", Example: "pii-in-prompt"},
 		"kind":              {Description: "the rule's kind", Enum: policyKinds},
 		"mode":              {Description: "the rule's mode", Enum: policyModes},
@@ -111,11 +111,11 @@ func policySchemas(c *components) *schema {
 		"matches":           {Description: "a pattern rule's matches, in text order, at most 20"},
 		"matches_truncated": {Description: "more matches were left out"},
 	})
-	c.ref("PatternSpec", "A custom pattern of a prompt_pattern rule.", policy.PatternSpec{}, fieldDocs{
+	c.Ref("PatternSpec", "A custom pattern of a prompt_pattern rule.", policy.PatternSpec{}, fieldDocs{
 		"name":  {Description: "names the pattern in matches", Example: "internal_host"},
 		"regex": {Description: "an RE2 expression (Go regexp syntax)", Example: `(?i)\b[a-z0-9-]+\.corp\.example\.com\b`},
 	})
-	c.ref("PolicyParameters", "A rule's parameters; each kind uses its own.", policy.Parameters{}, fieldDocs{
+	c.Ref("PolicyParameters", "A rule's parameters; each kind uses its own.", policy.Parameters{}, fieldDocs{
 		"models":     {Description: "model_allowlist: allowed model names; * matches any run of characters", Example: []string{"gpt-4o*", "claude-*"}},
 		"max_usd":    {Description: "max_cost_per_call: the highest allowed cost of one call, US dollars", Example: 5},
 		"max_chars":  {Description: "max_output_length: the longest allowed output, in characters", Example: 100000},
@@ -123,7 +123,7 @@ func policySchemas(c *components) *schema {
 		"patterns":   {Description: "prompt_pattern: custom RE2 expressions"},
 		"fields":     {Description: "prompt_pattern: the texts to scan, prompt and/or output; absent: prompt"},
 	})
-	c.ref("PatternInfo", "One expression of a pattern rule.", policy.PatternInfo{}, fieldDocs{
+	c.Ref("PatternInfo", "One expression of a pattern rule.", policy.PatternInfo{}, fieldDocs{
 		"id":          {Description: "names the pattern in matches", Example: "email"},
 		"category":    {Description: "what the pattern detects", Example: "email"},
 		"description": {Description: "what the pattern detects, in words"},
@@ -131,7 +131,7 @@ func policySchemas(c *components) *schema {
 		"ignore_case": {Description: "the expression is matched ignoring ASCII case"},
 		"check":       {Description: "a check a match must also pass, such as luhn or mod97", Example: "luhn"},
 	})
-	c.ref("PolicyRule", "A policy rule.", policy.RuleInfo{}, fieldDocs{
+	c.Ref("PolicyRule", "A policy rule.", policy.RuleInfo{}, fieldDocs{
 		"id":          {Description: "names the rule in results", Example: "secrets-in-prompt"},
 		"description": {Description: "what the rule is for"},
 		"kind":        {Description: "what the rule checks", Enum: policyKinds},
@@ -139,7 +139,7 @@ func policySchemas(c *components) *schema {
 		"parameters":  {Description: "the rule's parameters"},
 		"patterns":    {Description: "the expressions a prompt_pattern rule runs, built-in and custom"},
 	})
-	c.ref("CodeRule", "A code-safety rule of containment.", policy.CodeRuleInfo{}, fieldDocs{
+	c.Ref("CodeRule", "A code-safety rule of containment.", policy.CodeRuleInfo{}, fieldDocs{
 		"id":          {Description: "names the rule in findings", Example: "shell.rm_rf_root"},
 		"category":    {Description: "the kind of code", Enum: codeCategories},
 		"severity":    {Description: "the severity of its findings", Enum: severities[1:]},

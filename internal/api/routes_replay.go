@@ -19,8 +19,8 @@ type replayRequest struct {
 const exampleOutputHash = "a1b7eb2ee7a6aded8dda4e6cf30826f5afffb28a5597ee9389e91eb326d4e319"
 
 func (s *Server) replayRoutes(c *components) group {
-	req := c.ref("ReplayRequest", "A replayed model output to check against an entry.", replayRequest{}, nil)
-	res := c.ref("ReplayResult", "The verdict on a replay (pkg/chain VerifyReplay).", chain.ReplayResult{}, fieldDocs{
+	req := c.Ref("ReplayRequest", "A replayed model output to check against an entry.", replayRequest{}, nil)
+	res := c.Ref("ReplayResult", "The verdict on a replay (pkg/chain VerifyReplay).", chain.ReplayResult{}, fieldDocs{
 		"seq":                    {Description: "the entry's seq", Example: 1},
 		"match":                  {Description: "true exactly when reason is match", Example: true},
 		"deterministic":          {Description: "whether the call was recorded as deterministic (with a seed)", Example: true},

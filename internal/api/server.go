@@ -195,8 +195,8 @@ func New(o Options) (*Server, error) {
 			s.routes = append(s.routes, rt)
 		}
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("api: build the OpenAPI document: %w", c.err)
+	if c.Err() != nil {
+		return nil, fmt.Errorf("api: build the OpenAPI document: %w", c.Err())
 	}
 	if s.openAPIJSON, err = s.openAPI(groups, c); err != nil {
 		return nil, fmt.Errorf("api: build the OpenAPI document: %w", err)

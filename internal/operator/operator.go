@@ -1,6 +1,6 @@
 // Package operator builds the federation's controller-runtime manager: its scheme, metrics,
-// health and readiness checks, leader election, the controllers it runs, and the
-// admission webhooks it serves when asked.
+// health and readiness checks, leader election, the controllers it runs, the federation
+// API it serves on every replica, and the admission webhooks it serves when asked.
 package operator
 
 import (
@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -51,6 +53,13 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LogDir holds the embedded transparency logs (a PersistentVolume in a cluster).
 	LogDir string
+	// FederationBindAddress serves the federation API (/federation/*) on every replica;
+	// "0" disables it.
+	FederationBindAddress string
+	// Federation is the Federation the API serves, as "namespace/name".
+	Federation string
+	// FederationMaxBodyBytes caps a request body of the federation API.
+	FederationMaxBodyBytes int64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
 	// Webhooks serves the admission webhooks; config/default turns them on.
@@ -77,6 +86,9 @@ func NewOptions() *Options {
 		HealthProbeBindAddress: ":8081",
 		LogDir:                 "/var/lib/cairn/tlog",
 		Webhooks:               WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
+		FederationBindAddress:  ":8088",
+		Federation:             "cairn-system/cairn",
+		FederationMaxBodyBytes: webhook.DefaultMaxBodyBytes,
 	}
 }
 
@@ -99,6 +111,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Webhooks.Port, "webhook-port", o.Webhooks.Port, "port the admission webhooks listen on")
 	fs.StringVar(&o.Webhooks.CertDir, "webhook-cert-dir", o.Webhooks.CertDir,
 		"directory holding the admission webhooks' tls.crt and tls.key")
+	fs.StringVar(&o.FederationBindAddress, "federation-bind-address", o.FederationBindAddress,
+		"address the federation API (/federation/*) binds to on every replica (0 to disable)")
+	fs.StringVar(&o.Federation, "federation", o.Federation,
+		"the Federation the federation API serves, as namespace/name")
+	fs.Int64Var(&o.FederationMaxBodyBytes, "federation-max-body-bytes", o.FederationMaxBodyBytes,
+		"largest request body the federation API reads; larger ones are answered 413")
+}
+
+// federationName parses Federation.
+func (o *Options) federationName() (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(o.Federation, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--federation %q: want namespace/name", o.Federation)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // Validate reports options that cannot work together.
@@ -114,6 +141,17 @@ func (o *Options) Validate() error {
 	}
 	if o.Webhooks.Enable && (o.Webhooks.Port < 1 || o.Webhooks.Port > 65535) {
 		errs = append(errs, fmt.Errorf("--webhook-port %d: not a TCP port", o.Webhooks.Port))
+	}
+	if o.FederationBindAddress != "0" {
+		if _, _, err := net.SplitHostPort(o.FederationBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--federation-bind-address %q: %w", o.FederationBindAddress, err))
+		}
+		if _, err := o.federationName(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.FederationMaxBodyBytes <= 0 {
+			errs = append(errs, fmt.Errorf("--federation-max-body-bytes %d: must be positive", o.FederationMaxBodyBytes))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -151,6 +189,9 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 			return nil, err
 		}
 	}
+	if err := addFederationAPI(mgr, o); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add health check: %w", err)
 	}
@@ -158,4 +199,25 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
 	return mgr, nil
+}
+
+// addFederationAPI adds the federation API to mgr, unless o disables it. It runs on every
+// replica, not only the leader.
+func addFederationAPI(mgr manager.Manager, o *Options) error {
+	if o.FederationBindAddress == "0" {
+		return nil
+	}
+	fed, err := o.federationName()
+	if err != nil {
+		return err
+	}
+	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
+		MaxBodyBytes: o.FederationMaxBodyBytes})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(srv.Runnable(o.FederationBindAddress)); err != nil {
+		return fmt.Errorf("add the federation API: %w", err)
+	}
+	return nil
 }

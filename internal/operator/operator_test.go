@@ -19,6 +19,11 @@ func TestOptionsValidate(t *testing.T) {
 		"webhooks on":      {change: func(o *Options) { o.Webhooks.Enable = true }},
 		"webhook port":     {change: func(o *Options) { o.Webhooks.Enable, o.Webhooks.Port = true, 0 }, wantErr: "--webhook-port 0"},
 		"webhooks off":     {change: func(o *Options) { o.Webhooks.Port = 0 }},
+		"api disabled":     {change: func(o *Options) { o.FederationBindAddress, o.Federation = "0", "" }},
+		"api no port":      {change: func(o *Options) { o.FederationBindAddress = "8088" }, wantErr: `--federation-bind-address "8088"`},
+		"api no namespace": {change: func(o *Options) { o.Federation = "cairn" }, wantErr: `--federation "cairn": want namespace/name`},
+		"api two slashes":  {change: func(o *Options) { o.Federation = "a/b/c" }, wantErr: `--federation "a/b/c"`},
+		"api zero limit":   {change: func(o *Options) { o.FederationMaxBodyBytes = 0 }, wantErr: "--federation-max-body-bytes 0"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,48 @@
+// Package webhook serves the federation's HTTP API (/federation/*) on every replica of the
+// manager, and the validating admission webhooks of FederationOperators and Submissions
+// (admission.go), which refuse at kubectl apply what the controllers would reject. It
+// reads and writes the federation.cairn.dev objects through the manager's client; the
+// rules (who holds a key, which anchors count) are the controllers', called, not copied,
+// and the controllers still decide: the API creates an object and answers once its
+// controller has given a verdict.
+//
+// Served so far: GET /federation/register/challenge, POST /federation/register,
+// GET /federation/status and GET /federation/openapi.json. One route table (routes.go)
+// builds both the mux and the OpenAPI document. Every error answer has one JSON shape,
+// {"error": "<code>", "message": "<text>", ...extra members}; docs/OPERATIONS.md lists the
+// codes.
+//
+// # Challenges
+//
+// A challenge nonce is "cairn-challenge:" and the unpadded base64url of
+// random(16) ‖ expiry(8, big-endian Unix seconds) ‖ HMAC-SHA256(key, "cairn-challenge-v1:" ‖
+// random ‖ expiry): 75 characters of [A-Za-z0-9_-], the grammar docs/PROTOCOL.md §6 gives
+// challenge bodies. The key is the Federation's challenge key (its admin Secret, created
+// when absent, see controllers.ChallengeKey), so any replica checks any replica's
+// challenge without shared memory, and the MAC is compared with hmac.Equal. A challenge
+// lives five minutes.
+//
+// A challenge is accepted once. Using one creates a ConfigMap named from the SHA-256 of
+// the nonce in the Federation's namespace, labelled as a used challenge and annotated with
+// its expiry: Create is atomic across replicas, so a second use meets AlreadyExists and is
+// refused 401 challenge_replayed. Records past their expiry are deleted by every
+// replica's collector (a used nonce that expired fails its expiry check anyway).
+//
+// # Registration proof
+//
+// The FederationOperator controller registers only a spec whose proofOfPossession
+// verifies: the key's signature over "register <org_name> <fingerprint>". The API cannot
+// make that signature without the operator's private key, and the signed challenge proves
+// nothing to the controller unless the controller trusts the server's word that the
+// challenge was issued and unused. So POST /federation/register requires the client to
+// send both signatures: nonce_signature (the seed's, over the challenge) proves the
+// request is fresh and once; proof_of_possession (the GitOps form) is written into the
+// spec, where the controller re-verifies it with no trust in this server, exactly as it
+// does for kubectl apply.
+//
+// The server reads the federation's objects and Secrets through the manager's cache and
+// creates FederationOperators (the controllers' RBAC covers both); it also keeps the
+// used-challenge records:
+//
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;delete
+package webhook

@@ -1,0 +1,210 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// registerRequest is the body of POST /federation/register: the seed's fields, plus the
+// proof of possession the controller verifies (see the package doc).
+type registerRequest struct {
+	PublicKeyPEM      string `json:"public_key_pem" doc:"The operator's Ed25519 public key, PEM (docs/PROTOCOL.md §4)."`
+	OrgName           string `json:"org_name" doc:"The organization's name, 1 to 253 characters."`
+	ContactEmail      string `json:"contact_email,omitempty" doc:"Who to contact, up to 320 characters."`
+	Nonce             string `json:"nonce" doc:"A challenge from GET /federation/register/challenge."`
+	NonceSignature    string `json:"nonce_signature" doc:"Base64 Ed25519 signature over the nonce's UTF-8 bytes."`
+	ProofOfPossession string `json:"proof_of_possession" doc:"Base64 Ed25519 signature over \"register <org_name> <fingerprint>\"."`
+}
+
+// registerResponse answers a registration once the controller has registered and logged
+// the operator.
+type registerResponse struct {
+	OperatorID   string `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
+	OrgName      string `json:"org_name"`
+	PublicKeyPEM string `json:"public_key_pem"`
+	ContactEmail string `json:"contact_email"`
+	RegisteredAt string `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
+	TLogLogIndex int64  `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
+	TLogURL      string `json:"tlog_url,omitempty" doc:"Where the log serves the record, when it names one."`
+}
+
+// missing returns the sorted names of the required members req lacks.
+func (req *registerRequest) missing() []string {
+	var names []string
+	for name, v := range map[string]string{"public_key_pem": req.PublicKeyPEM, "org_name": req.OrgName, "nonce": req.Nonce,
+		"nonce_signature": req.NonceSignature, "proof_of_possession": req.ProofOfPossession} {
+		if v == "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// serveRegister answers POST /federation/register.
+func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req registerRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.fail(ctx, w, "read the registration", err)
+		return
+	}
+	fo, err := s.admit(ctx, &req)
+	if err != nil {
+		s.fail(ctx, w, "register an operator", err)
+		return
+	}
+	fo, err = s.awaitRegistration(ctx, fo)
+	if err != nil {
+		s.fail(ctx, w, "wait for the registration", err)
+		return
+	}
+	s.log.InfoContext(ctx, "Registered operator through the API", "operatorID", fo.Status.OperatorID,
+		"federationOperator", fo.Name, "logIndex", fo.Status.RegistrationLogEntry.LogIndex)
+	writeJSON(w, http.StatusOK, registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
+		PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact,
+		RegisteredAt: fo.Status.RegisteredAt.UTC().Format(time.RFC3339),
+		TLogLogIndex: fo.Status.RegistrationLogEntry.LogIndex, TLogURL: fo.Status.RegistrationLogEntry.URL})
+}
+
+// admit checks req, in the seed's order (fields, challenge, signature), then the proof of
+// possession and the key's history, uses the challenge and creates the operator.
+func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.FederationOperator, error) {
+	if names := req.missing(); len(names) > 0 {
+		return nil, &apiError{status: http.StatusBadRequest, code: "missing_fields",
+			message: "missing fields: " + joinNames(names), extra: map[string]any{"fields": names}}
+	}
+	pub, err := protocol.ParsePublicKeyPEM([]byte(req.PublicKeyPEM))
+	if err != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "invalid_public_key", message: "public_key_pem: " + err.Error()}
+	}
+	key, err := s.loadChallengeKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	expiry, err := checkChallenge(key, req.Nonce, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := protocol.VerifyChallenge(pub, req.Nonce, req.NonceSignature); err != nil {
+		return nil, &apiError{status: http.StatusUnauthorized, code: "invalid_signature",
+			message: "nonce_signature does not verify under public_key_pem"}
+	}
+	if err := protocol.VerifyRegistration(pub, req.OrgName, req.ProofOfPossession); err != nil {
+		return nil, &apiError{status: http.StatusBadRequest, code: "invalid_proof_of_possession",
+			message: "proof_of_possession is not this key's signature over \"register <org_name> <fingerprint>\""}
+	}
+	id := protocol.OperatorID(pub)
+	holder, err := controllers.KeyHolder(ctx, s.client, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace}}, id)
+	if err != nil {
+		return nil, err
+	}
+	if holder != nil {
+		return nil, keyTaken(id)
+	}
+	if err := s.useChallenge(ctx, req.Nonce, expiry); err != nil {
+		return nil, err
+	}
+	fo := &fv1.FederationOperator{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: operatorObjectName(pub)},
+		Spec: fv1.FederationOperatorSpec{OrgName: req.OrgName, PublicKeyPEM: fv1.PublicKeyPEM(req.PublicKeyPEM),
+			Contact: req.ContactEmail, ProofOfPossession: fv1.Signature(req.ProofOfPossession)},
+	}
+	switch err := s.client.Create(ctx, fo); {
+	case apierrors.IsAlreadyExists(err):
+		return nil, keyTaken(id)
+	case apierrors.IsInvalid(err):
+		return nil, &apiError{status: http.StatusBadRequest, code: "invalid_field", message: err.Error()}
+	case err != nil:
+		return nil, err
+	}
+	return fo, nil
+}
+
+// operatorObjectName names the FederationOperator the API creates for pub: "op-" and the
+// operator ID's hex, so that two registrations of one key race for one name.
+func operatorObjectName(pub []byte) string {
+	return "op-" + protocol.OperatorID(pub)[len("op_"):]
+}
+
+// keyTaken is the 409 of a key some operator holds or held.
+func keyTaken(id string) *apiError {
+	return &apiError{status: http.StatusConflict, code: "key_already_registered",
+		message: "an operator holds or once held this key, and an operator ID is never registered twice",
+		extra:   map[string]any{"operator_id": id}}
+}
+
+// registrationPoll is how often awaitRegistration reads the operator from the cache.
+const registrationPoll = 50 * time.Millisecond
+
+// awaitRegistration waits until the controller has made fo Active and logged its
+// registration, or has rejected it.
+func (s *Server) awaitRegistration(parent context.Context, fo *fv1.FederationOperator) (*fv1.FederationOperator, error) {
+	ctx, cancel := context.WithTimeout(parent, s.regTimeout)
+	defer cancel()
+	key := client.ObjectKeyFromObject(fo)
+	t := time.NewTicker(registrationPoll)
+	defer t.Stop()
+	for {
+		var got fv1.FederationOperator
+		err := s.client.Get(ctx, key, &got)
+		switch {
+		case err == nil && got.Status.Phase == fv1.PhaseActive && got.Status.RegistrationLogEntry != nil && got.Status.RegisteredAt != nil:
+			return &got, nil
+		case err == nil && got.Status.Phase == fv1.PhaseRejected:
+			return nil, rejected(&got)
+		case err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			if err := parent.Err(); err != nil {
+				return nil, err // the client went away
+			}
+			return nil, &apiError{status: http.StatusGatewayTimeout, code: "registration_pending",
+				message: "the federation accepted the registration but has not registered and logged it yet; " +
+					"it may still: ask again later with a new challenge, which answers key_already_registered once it has"}
+		case <-t.C:
+		}
+	}
+}
+
+// rejected turns the controller's refusal of fo into an answer.
+func rejected(fo *fv1.FederationOperator) *apiError {
+	msg := "the federation refused the registration"
+	reason := ""
+	for _, c := range fo.Status.Conditions {
+		if c.Type == string(fv1.ConditionReady) {
+			msg, reason = c.Message, c.Reason
+		}
+	}
+	if reason == fv1.ReasonDuplicateKey {
+		e := keyTaken(string(fo.Status.OperatorID))
+		e.message = msg
+		return e
+	}
+	return &apiError{status: http.StatusBadRequest, code: "registration_rejected", message: msg, extra: map[string]any{"reason": reason}}
+}
+
+// joinNames formats names as the seed's message does: [a, b].
+func joinNames(names []string) string {
+	out := "["
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out + "]"
+}

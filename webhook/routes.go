@@ -1,0 +1,86 @@
+package webhook
+
+import (
+	"net/http"
+)
+
+// route is one operation: what the mux matches, what it does, and how the OpenAPI
+// document describes it.
+type route struct {
+	method, path         string
+	summary, description string
+	handler              http.Handler
+	// request is the JSON body's Go type (nil: no body); response the 200 answer's.
+	request, response any
+	// errors are the error answers the operation documents, beyond those of every route.
+	errors []errorDoc
+}
+
+// errorDoc documents one error answer: its status, its codes and when.
+type errorDoc struct {
+	status      int
+	codes       []string
+	description string
+}
+
+// commonErrors are the answers every route can give.
+var commonErrors = []errorDoc{
+	{http.StatusTooManyRequests, []string{"rate_limited"}, "Past the per-address rate limit; the Retry-After header says how many seconds to wait."},
+	{http.StatusServiceUnavailable, []string{"api_server_unavailable"}, "The federation cannot reach its Kubernetes API server."},
+	{http.StatusInternalServerError, []string{"internal"}, "An unexpected failure, logged by the server."},
+	{http.StatusMethodNotAllowed, []string{"method_not_allowed"}, "The path is served for other methods, which the Allow header lists."},
+}
+
+// bodyErrors are the answers of every route that reads a JSON body.
+var bodyErrors = []errorDoc{
+	{http.StatusBadRequest, []string{"malformed_json"}, "The body is not one JSON object of the documented shape."},
+	{http.StatusRequestEntityTooLarge, []string{"body_too_large"}, "The body is over the server's limit (256 MiB unless configured)."},
+}
+
+// routes is the route table: the mux and the OpenAPI document are both built from it.
+func (s *Server) routes() []route {
+	return []route{
+		{
+			method: http.MethodGet, path: "/federation/register/challenge",
+			summary: "Get a registration challenge",
+			description: "A nonce to sign with the registering key: cairn-challenge: and 75 characters of [A-Za-z0-9_-]. " +
+				"Any replica accepts it for five minutes, once.",
+			handler: http.HandlerFunc(s.serveChallenge), response: challengeResponse{},
+		},
+		{
+			method: http.MethodPost, path: "/federation/register",
+			summary: "Register an operator",
+			description: "Verifies the challenge (issued by this federation, unexpired, unused) and its signature, refuses a key any " +
+				"operator holds or held, creates the FederationOperator and answers once the controller has registered and logged it.",
+			handler: http.HandlerFunc(s.serveRegister), request: registerRequest{}, response: registerResponse{},
+			errors: append([]errorDoc{
+				{http.StatusBadRequest, []string{"missing_fields", "invalid_public_key", "invalid_field", "invalid_proof_of_possession"}, "A field is missing or malformed; missing_fields adds \"fields\", the sorted names."},
+				{http.StatusUnauthorized, []string{"invalid_challenge", "challenge_expired", "challenge_replayed", "invalid_signature"}, "The nonce is not a challenge this federation issued, is older than five minutes or was used, or nonce_signature does not verify."},
+				{http.StatusBadRequest, []string{"registration_rejected"}, "The controller refused the operator; adds \"reason\", its condition reason."},
+				{http.StatusConflict, []string{"key_already_registered"}, "An operator holds or once held this key; adds \"operator_id\"."},
+				{http.StatusGatewayTimeout, []string{"registration_pending"}, "The controller did not register and log the operator in time; it may still do so."},
+			}, bodyErrors...),
+		},
+		{
+			method: http.MethodGet, path: "/federation/status",
+			summary: "The federation's state",
+			description: "Keys, operator counts, verified submissions of the last 24 hours and the last anchor the federation made " +
+				"(its signature verified under the Federation's key history).",
+			handler: http.HandlerFunc(s.serveStatus), response: statusResponse{},
+			errors: []errorDoc{{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist or has no key yet."}},
+		},
+		{
+			method: http.MethodGet, path: "/federation/openapi.json",
+			summary:     "This document",
+			description: "The OpenAPI 3.0 description of every route, built from the server's route table.",
+			handler:     http.HandlerFunc(s.serveOpenAPI),
+		},
+	}
+}
+
+// serveOpenAPI answers GET /federation/openapi.json.
+func (s *Server) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(s.openAPIJSON)
+}

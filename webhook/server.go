@@ -1,0 +1,217 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cairn-dev/cairn/internal/version"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes caps a request body: 256 MiB.
+	DefaultMaxBodyBytes = 256 << 20
+	// DefaultRatePerSecond is how many requests a second one client address may send on
+	// average, and DefaultRateBurst how many at once.
+	DefaultRatePerSecond = 20
+	DefaultRateBurst     = 40
+	// DefaultRegisterTimeout is how long POST /federation/register waits for the
+	// controller to register and log the operator.
+	DefaultRegisterTimeout = 30 * time.Second
+	// DefaultCollectInterval is how often a running server deletes expired challenge
+	// records.
+	DefaultCollectInterval = time.Minute
+)
+
+// Options configures a Server.
+type Options struct {
+	// Client reads through the manager's cache (with the controllers' indexes) and writes
+	// to the API server. Required.
+	Client client.Client
+	// APIReader reads from the API server, uncached: the used-challenge records, which
+	// the manager does not cache. Required.
+	APIReader client.Reader
+	// Federation is the Federation the API serves. Required.
+	Federation types.NamespacedName
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxBodyBytes caps a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RatePerSecond and RateBurst limit the requests of one client address; 0 means the
+	// defaults, a negative RatePerSecond no limit.
+	RatePerSecond float64
+	RateBurst     int
+	// RegisterTimeout bounds the wait for the controller; 0 means DefaultRegisterTimeout.
+	RegisterTimeout time.Duration
+	// Version is what /federation/status reports; the zero value means version.Get().
+	Version version.Info
+	// Logger receives failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the federation API's http.Handler. It is safe for concurrent use.
+type Server struct {
+	client     client.Client
+	apiReader  client.Reader
+	federation types.NamespacedName
+	now        func() time.Time
+	started    time.Time
+	maxBody    int64
+	limiter    *addressLimiter
+	regTimeout time.Duration
+	version    version.Info
+	log        *slog.Logger
+
+	mux         *http.ServeMux
+	methods     map[string][]string // path -> methods served, for 405's Allow
+	openAPIJSON []byte
+}
+
+// New returns a Server for o.
+func New(o Options) (*Server, error) {
+	if o.Client == nil || o.APIReader == nil {
+		return nil, errors.New("webhook: Options.Client and Options.APIReader are required")
+	}
+	if o.Federation.Namespace == "" || o.Federation.Name == "" {
+		return nil, errors.New("webhook: Options.Federation needs a namespace and a name")
+	}
+	s := &Server{client: o.Client, apiReader: o.APIReader, federation: o.Federation, now: o.Now,
+		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, version: o.Version, log: o.Logger}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.regTimeout <= 0 {
+		s.regTimeout = DefaultRegisterTimeout
+	}
+	if s.version == (version.Info{}) {
+		s.version = version.Get()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if o.RatePerSecond >= 0 {
+		perSecond, burst := o.RatePerSecond, o.RateBurst
+		if perSecond == 0 {
+			perSecond = DefaultRatePerSecond
+		}
+		if burst <= 0 {
+			burst = DefaultRateBurst
+		}
+		s.limiter = newAddressLimiter(perSecond, burst, s.now)
+	}
+	s.started = s.now()
+	rs := s.routes()
+	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
+	for _, rt := range rs {
+		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
+		s.methods[rt.path] = append(s.methods[rt.path], rt.method)
+	}
+	doc, err := openAPI(rs, s.version.Version)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: openapi: %w", err)
+	}
+	s.openAPIJSON = doc
+	return s, nil
+}
+
+// ServeHTTP applies the rate limit and the body limit, then routes r.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.limiter != nil {
+		if wait, ok := s.limiter.allow(clientAddress(r)); !ok {
+			w.Header().Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
+			writeError(w, &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
+				message: "too many requests from this address; retry after the Retry-After seconds"})
+			return
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	if _, pattern := s.mux.Handler(r); pattern == "" { // the mux's own 404 and 405 are text
+		if methods := s.methods[r.URL.Path]; methods != nil {
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				message: r.Method + " is not served on " + r.URL.Path})
+			return
+		}
+		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", message: "no such endpoint"})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// clientAddress is the address a request came from, without its port.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// Runnable serves s on addr until its context ends; add it to the manager. It runs on
+// every replica, the leader or not.
+func (s *Server) Runnable(addr string) *Runnable {
+	return &Runnable{server: s, addr: addr}
+}
+
+// Runnable is a manager.Runnable that serves the API and collects expired challenge
+// records.
+type Runnable struct {
+	server *Server
+	addr   string
+}
+
+// NeedLeaderElection returns false: every replica serves the API.
+func (r *Runnable) NeedLeaderElection() bool { return false }
+
+// Start listens on the address and serves until ctx ends.
+func (r *Runnable) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		return fmt.Errorf("federation API: listen on %s: %w", r.addr, err)
+	}
+	srv := &http.Server{Handler: r.server, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go r.server.collectLoop(ctx, DefaultCollectInterval)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("federation API: %w", err)
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	}
+}
+
+// collectLoop deletes expired challenge records every interval until ctx ends.
+func (s *Server) collectLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.collectUsedChallenges(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "Failed to collect expired challenge records", "error", err)
+			}
+			if n > 0 {
+				s.log.DebugContext(ctx, "Deleted expired challenge records", "count", n)
+			}
+		}
+	}
+}
