@@ -25,12 +25,6 @@ import (
 // every operator.
 const operatorKeyIndex = "keys.operatorID"
 
-// IndexOperatorKeys adds to mgr the index KeyHolder lists through, for a manager that
-// serves the federation API without running the controllers (Setup adds it already).
-func IndexOperatorKeys(ctx context.Context, mgr ctrl.Manager) error {
-	return indexOperatorKeys(ctx, mgr)
-}
-
 // indexOperatorKeys adds operatorKeyIndex to mgr.
 func indexOperatorKeys(ctx context.Context, mgr ctrl.Manager) error {
 	return mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, operatorKeyIndex, func(o client.Object) []string {

@@ -24,6 +24,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -72,14 +73,18 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: newScheme()})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	// TestAdmissionWebhooks, in the same test binary, runs the controllers on a manager of
+	// its own: their names are taken there, so this manager skips controller-runtime's
+	// process-wide check that a controller's name is unique.
+	skipNameCheck := true
+	mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: &skipNameCheck}})
 	Expect(err).NotTo(HaveOccurred())
 	logDir := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
 	DeferCleanup(func() { _ = os.RemoveAll(logDir) })
 	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir})).To(Succeed())
 	replica, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(controllers.IndexOperatorKeys(ctx, replica)).To(Succeed())
 	for _, m := range []ctrl.Manager{mgr, replica} {
 		go func() {
 			defer GinkgoRecover()
