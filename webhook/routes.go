@@ -75,6 +75,23 @@ func (s *Server) routes() []route {
 			description: "The OpenAPI 3.0 description of every route, built from the server's route table.",
 			handler:     http.HandlerFunc(s.serveOpenAPI),
 		},
+		{
+			method: http.MethodPost, path: "/federation/withdraw",
+			summary: "Withdraw an operator",
+			description: "Verifies the signature over \"withdraw <operator_id> at <at>\" under the operator's current key (at within " +
+				"five minutes), writes the withdrawal into the FederationOperator and answers once the controller has withdrawn " +
+				"and logged it; the operator's later submissions get 403.",
+			handler: http.HandlerFunc(s.serveWithdraw), request: withdrawRequest{}, response: withdrawResponse{},
+			errors: append([]errorDoc{
+				{http.StatusBadRequest, []string{"missing_fields", "invalid_time", "time_out_of_window", "invalid_field"}, "A field is missing, at is not RFC 3339 UTC, or at is more than five minutes from the federation's clock; the time codes add \"field\"."},
+				{http.StatusUnauthorized, []string{"invalid_signature"}, "signature is missing or does not verify under the operator's current key."},
+				{http.StatusNotFound, []string{"unknown_operator"}, "No operator with this ID is registered; adds \"operator_id\"."},
+				{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has already withdrawn; adds \"operator_id\"."},
+				{http.StatusConflict, []string{"conflict"}, "The operator changed while the withdrawal was checked; send it again."},
+				{http.StatusBadRequest, []string{"withdrawal_rejected"}, "The controller refused the withdrawal; adds \"reason\", its condition reason."},
+				{http.StatusGatewayTimeout, []string{"withdrawal_pending"}, "The controller did not withdraw and log the operator in time; it may still do so."},
+			}, bodyErrors...),
+		},
 	}
 }
 
