@@ -3,6 +3,7 @@ package webhook
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -122,3 +123,29 @@ func postBody(s *Server, path string, v any) answer {
 	Expect(err).NotTo(HaveOccurred())
 	return do(s, http.MethodPost, path, b)
 }
+
+var _ = Describe("a statement's update", func() {
+	It("answers 409 conflict when the operator changed after it was read, and writes nothing", func() {
+		s := newServer(Options{})
+		r := registered(s, "Raced Org")
+		id := protocol.OperatorID(r.key.Public().(ed25519.PublicKey))
+		fo, err := s.registeredOperator(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("changing the operator behind the API's back")
+		changed := fo.DeepCopy()
+		changed.Spec.Contact = "someone-else@example.org"
+		Expect(k8sClient.Update(ctx, changed)).To(Succeed())
+
+		wd := protocol.NewWithdrawal(r.key, time.Now())
+		fo.Spec.Withdrawal = &fv1.Withdrawal{At: fv1.Timestamp(wd.At), Signature: fv1.Signature(wd.Signature)}
+		err = s.writeStatement(ctx, fo)
+		var ae *apiError
+		Expect(errors.As(err, &ae)).To(BeTrue(), "%v", err)
+		Expect(ae.status).To(Equal(http.StatusConflict))
+		Expect(ae.code).To(Equal("conflict"))
+		got := operatorOf(r)
+		Expect(got.Spec.Withdrawal).To(BeNil())
+		Expect(got.Spec.Contact).To(Equal("someone-else@example.org"))
+	})
+})
