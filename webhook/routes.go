@@ -75,6 +75,41 @@ func (s *Server) routes() []route {
 			description: "The OpenAPI 3.0 description of every route, built from the server's route table.",
 			handler:     http.HandlerFunc(s.serveOpenAPI),
 		},
+		{
+			method: http.MethodPost, path: "/federation/withdraw",
+			summary: "Withdraw an operator",
+			description: "Verifies the signature over \"withdraw <operator_id> at <at>\" under the operator's current key (at within " +
+				"five minutes), writes the withdrawal into the FederationOperator and answers once the controller has withdrawn " +
+				"and logged it; the operator's later submissions get 403.",
+			handler: http.HandlerFunc(s.serveWithdraw), request: withdrawRequest{}, response: withdrawResponse{},
+			errors: append([]errorDoc{
+				{http.StatusBadRequest, []string{"missing_fields", "invalid_time", "time_out_of_window", "invalid_field"}, "A field is missing, at is not RFC 3339 UTC, or at is more than five minutes from the federation's clock; the time codes add \"field\"."},
+				{http.StatusUnauthorized, []string{"invalid_signature"}, "signature is missing or does not verify under the operator's current key."},
+				{http.StatusNotFound, []string{"unknown_operator"}, "No operator with this ID is registered; adds \"operator_id\"."},
+				{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has already withdrawn; adds \"operator_id\"."},
+				{http.StatusConflict, []string{"conflict"}, "The operator changed while the withdrawal was checked; send it again."},
+				{http.StatusBadRequest, []string{"withdrawal_rejected"}, "The controller refused the withdrawal; adds \"reason\", its condition reason."},
+				{http.StatusGatewayTimeout, []string{"withdrawal_pending"}, "The controller did not withdraw and log the operator in time; it may still do so."},
+			}, bodyErrors...),
+		},
+		{
+			method: http.MethodPost, path: "/federation/rotate-key",
+			summary: "Rotate an operator's key",
+			description: "Verifies both signatures over new_public_key ‖ rotation_at (the current key's authorises, the new key's " +
+				"proves possession; rotation_at within five minutes), refuses a key any operator holds or held, writes publicKeyPEM " +
+				"and keyRotation into the FederationOperator in one update and answers once the controller has rotated and logged it. " +
+				"The operator ID does not change.",
+			handler: http.HandlerFunc(s.serveRotateKey), request: rotateKeyRequest{}, response: rotateKeyResponse{},
+			errors: append([]errorDoc{
+				{http.StatusBadRequest, []string{"missing_fields", "invalid_time", "time_out_of_window", "invalid_public_key", "invalid_field"}, "A field is missing, rotation_at is not RFC 3339 UTC or is more than five minutes from the federation's clock (adds \"field\"), or new_public_key is not an Ed25519 PEM key other than the current one."},
+				{http.StatusUnauthorized, []string{"invalid_signature"}, "old_key_signature or new_key_signature is missing or does not verify; the message names which."},
+				{http.StatusNotFound, []string{"unknown_operator"}, "No operator with this ID is registered; adds \"operator_id\"."},
+				{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has withdrawn; adds \"operator_id\"."},
+				{http.StatusConflict, []string{"key_already_registered", "conflict"}, "An operator (this one included) holds or once held the new key (adds \"operator_id\", the new key's ID), or the operator changed while the rotation was checked."},
+				{http.StatusBadRequest, []string{"rotation_rejected"}, "The controller refused the rotation; adds \"reason\", its condition reason."},
+				{http.StatusGatewayTimeout, []string{"rotation_pending"}, "The controller did not rotate and log the key in time; it may still do so."},
+			}, bodyErrors...),
+		},
 	}
 }
 

@@ -63,15 +63,17 @@ var _ = Describe("GET /federation/openapi.json", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(doc.Validate(ctx)).To(Succeed())
 		routes := s.routes()
-		Expect(routes).To(HaveLen(4))
+		Expect(routes).NotTo(BeEmpty())
+		paths := map[string]bool{}
 		for _, rt := range routes {
+			paths[rt.path] = true
 			item := doc.Paths.Find(rt.path)
 			Expect(item).NotTo(BeNil(), rt.path)
 			Expect(item.GetOperation(rt.method)).NotTo(BeNil(), rt.method+" "+rt.path)
 		}
 		var raw map[string]any
 		Expect(json.Unmarshal(a.raw, &raw)).To(Succeed())
-		Expect(raw["paths"]).To(HaveLen(4))
+		Expect(raw["paths"]).To(HaveLen(len(paths)), "the document has a path the route table lacks, or lacks one")
 	})
 })
 
