@@ -63,6 +63,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 	// certificates.
 	o := operator.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress, o.LogDir = "0", "0", t.TempDir()
+	o.FederationBindAddress = "0" // not :8088, which other tests of the run may hold
 	o.Webhooks = operator.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
 	mgr, err := operator.New(ctx, cfg, o)
 	g.Expect(err).NotTo(HaveOccurred())

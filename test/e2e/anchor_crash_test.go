@@ -91,9 +91,9 @@ func crashNamespace(ctx context.Context, t *testing.T, c client.Client, step str
 // startManager runs `cairn manager` against kubeconfig, exiting at failpoint if set.
 func startManager(ctx context.Context, t *testing.T, kubeconfig, logDir, failpoint string) *exec.Cmd {
 	t.Helper()
-	addrs := freeAddresses(t, 1)
+	addrs := freeAddresses(t, 2)
 	cmd := exec.CommandContext(ctx, cairnBin, "manager", "--kubeconfig", kubeconfig, "--log-dir", logDir,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", addrs[0])
+		"--metrics-bind-address", "0", "--health-probe-bind-address", addrs[0], "--federation-bind-address", addrs[1])
 	cmd.Env = append(os.Environ(), failpointEnv+"="+failpoint)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out

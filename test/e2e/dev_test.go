@@ -93,11 +93,12 @@ func (b *lockedBuffer) String() string {
 // startDev runs `cairn dev` in workDir and waits until it prints a line containing until.
 func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProcess {
 	t.Helper()
-	addrs := freeAddresses(t, 2)
+	addrs := freeAddresses(t, 3)
 	cmd := exec.CommandContext(ctx, cairnBin, "dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
-		"--metrics-bind-address", addrs[1])
+		"--metrics-bind-address", addrs[1],
+		"--federation-bind-address", addrs[2])
 	cmd.Dir = workDir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

@@ -79,14 +79,15 @@ func TestManagerServesProbesMetricsAndLeadsThroughALease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, kubeconfig := startAPIServer(t)
-	addrs := freeAddresses(t, 2)
-	probes, metrics := addrs[0], addrs[1]
+	addrs := freeAddresses(t, 3)
+	probes, metrics, api := addrs[0], addrs[1], addrs[2]
 
 	cmd := exec.CommandContext(ctx, cairnBin, "manager",
 		"--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", "default",
 		"--health-probe-bind-address", probes,
-		"--metrics-bind-address", metrics)
+		"--metrics-bind-address", metrics,
+		"--federation-bind-address", api)
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
