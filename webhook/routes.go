@@ -12,8 +12,16 @@ type route struct {
 	handler              http.Handler
 	// request is the JSON body's Go type (nil: no body); response the 200 answer's.
 	request, response any
+	// params are the path's {parameters} (every one must be listed) and the query's.
+	params []paramDoc
 	// errors are the error answers the operation documents, beyond those of every route.
 	errors []errorDoc
+}
+
+// paramDoc documents one parameter: in "path" or "query".
+type paramDoc struct {
+	in, name, description string
+	integer               bool
 }
 
 // errorDoc documents one error answer: its status, its codes and when.
@@ -74,6 +82,19 @@ func (s *Server) routes() []route {
 			summary:     "This document",
 			description: "The OpenAPI 3.0 description of every route, built from the server's route table.",
 			handler:     http.HandlerFunc(s.serveOpenAPI),
+		},
+		{
+			method: http.MethodGet, path: "/federation/anchor/{id}",
+			summary: "An anchor's record",
+			description: "The stored record of an anchor the federation made (its hash recomputes and its signature verifies under a key " +
+				"of the Federation's key history), under the seed's names, with the log entry once the log recorded it.",
+			handler: http.HandlerFunc(s.serveAnchor), response: anchorRecord{},
+			params: []paramDoc{{in: "path", name: "id", description: "The anchor ID, such as anchor-20261124-001."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_anchor_id"}, "The ID is not of the form anchor-YYYYMMDD-NNN."},
+				{http.StatusNotFound, []string{"anchor_not_found"}, "No anchor of that ID that the federation made (an untrusted record is not shown)."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
 		},
 	}
 }
