@@ -7,8 +7,9 @@
 // controller has given a verdict.
 //
 // Served so far: GET /federation/register/challenge, POST /federation/register,
-// GET /federation/status, GET /federation/anchor/{id} and GET /federation/openapi.json. One route table (routes.go)
-// builds both the mux and the OpenAPI document. Every error answer has one JSON shape,
+// GET /federation/status, GET /federation/anchor/{id}, GET /federation/operator/{id} and
+// GET /federation/openapi.json. One route table (routes.go) builds both the mux and the
+// OpenAPI document. Every error answer has one JSON shape,
 // {"error": "<code>", "message": "<text>", ...extra members}; docs/OPERATIONS.md lists the
 // codes.
 //

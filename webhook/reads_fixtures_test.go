@@ -3,9 +3,12 @@ package webhook
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"sort"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -32,7 +35,8 @@ func newReadFederation() readFederation {
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 	key := types.NamespacedName{Namespace: ns.Name, Name: "cairn"}
 	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}}}
+		// No anchor run: the specs make the anchors they list.
+		Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, MinParticipants: 10000}}
 	Expect(k8sClient.Create(ctx, fed)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(mgr.GetClient().Get(ctx, key, fed)).To(Succeed())
@@ -89,4 +93,45 @@ func (f readFederation) anchor(id string, key ed25519.PrivateKey, operators ...s
 	DeferCleanup(func() { _ = k8sClient.Delete(ctx, ca) })
 	Eventually(func() error { return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ca), &fv1.CrossAnchor{}) }).Should(Succeed())
 	return ca
+}
+
+// register registers r through s and returns its operator ID.
+func (f readFederation) register(s *Server, r registrant) string {
+	GinkgoHelper()
+	a := do(s, http.MethodPost, "/federation/register", r.body(challenge(s)))
+	Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+	return a.body["operator_id"].(string)
+}
+
+// submit creates the Submission of r's entries after..after+count, its header signed by
+// r's key, and waits until the controller accepted it.
+func (f readFederation) submit(r registrant, id, name string, after, count int64) *fv1.Submission {
+	GinkgoHelper()
+	hash := func(n int64) string {
+		if n == 0 {
+			return protocol.GenesisPrevHash
+		}
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", r.org, n))
+		return hex.EncodeToString(sum[:])
+	}
+	last := after + count
+	h := protocol.ExportHeader{Format: protocol.ExportFormat, Version: protocol.ExportVersion,
+		ExportedAt: time.Now().UTC().Truncate(time.Second).Format(time.RFC3339), EntryCount: last,
+		FirstSeq: after + 1, LastSeq: last, FirstPrevHash: hash(after), LastHMACHash: hash(last),
+		ChainSignature: hash(-last), EntriesRoot: hash(-1 - last)}
+	signed, err := h.SignedBytes()
+	Expect(err).NotTo(HaveOccurred())
+	pemText, err := marshalPub(r.key)
+	Expect(err).NotTo(HaveOccurred())
+	sub := &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: name},
+		Spec: fv1.SubmissionSpec{OperatorID: fv1.OperatorID(id), ChainSignature: fv1.Hash(h.ChainSignature), EntryCount: h.EntryCount,
+			FirstSeq: h.FirstSeq, LastSeq: h.LastSeq, FirstPrevHash: fv1.Hash(h.FirstPrevHash), LastHMACHash: fv1.Hash(h.LastHMACHash),
+			ExportedAt: fv1.Timestamp(h.ExportedAt), SignedHeader: string(signed),
+			Signature: fv1.Signature(base64.StdEncoding.EncodeToString(ed25519.Sign(r.key, signed))), PublicKeyPEM: fv1.PublicKeyPEM(pemText)}}
+	Expect(k8sClient.Create(ctx, sub)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
+		g.Expect(sub.Status.Ed25519Verified && sub.Status.ContinuityVerified).To(BeTrue())
+	}).Should(Succeed())
+	return sub
 }

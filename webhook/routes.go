@@ -96,6 +96,24 @@ func (s *Server) routes() []route {
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
 			},
 		},
+		{
+			method: http.MethodGet, path: "/federation/operator/{id}",
+			summary: "An operator's summary",
+			description: "The seed's record of a registered operator, with one page of its accepted submissions and of the anchors " +
+				"the federation made that bind it, newest first. Both lists page together: pass next_page_token as page_token.",
+			handler: http.HandlerFunc(s.serveOperator), response: operatorSummary{},
+			params: []paramDoc{
+				{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."},
+				{in: "query", name: "limit", description: "Items of each list per page, 1 to 1000; 100 when absent.", integer: true},
+				{in: "query", name: "page_token", description: "The next_page_token of the previous page."},
+				{in: "query", name: "after", description: "An alias of page_token."},
+			},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_operator_id", "invalid_limit", "invalid_page_token"}, "The ID is not op_ and 16 lowercase hex, limit is not 1 to 1000, or page_token is not one this API gave."},
+				{http.StatusNotFound, []string{"operator_not_found"}, "No operator of that ID that the controller registered."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
 	}
 }
 
