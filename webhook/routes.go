@@ -114,6 +114,27 @@ func (s *Server) routes() []route {
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
 			},
 		},
+		{
+			method: http.MethodGet, path: logPrefix + "/checkpoint",
+			summary:     "The embedded log's checkpoint",
+			description: "The embedded transparency log's latest signed checkpoint (C2SP tlog-checkpoint, a signed note), text/plain.",
+			handler:     http.HandlerFunc(s.serveLog),
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served", "not_found"}, "The Federation's log is a Rekor log or this replica has no log directory; or the log has no checkpoint yet."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/tile/",
+			summary: "The embedded log's tiles",
+			description: "Every path under tile/ of C2SP tlog-tiles: hash tiles tile/<L>/<N>[.p/<W>] and entry bundles " +
+				"tile/entries/<N>[.p/<W>], application/octet-stream; a full tile is immutable, a partial one is not cached.",
+			handler: http.HandlerFunc(s.serveLog),
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served", "not_found"}, "The Federation's log is a Rekor log or this replica has no log directory; or the log has no such tile."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
 	}
 }
 

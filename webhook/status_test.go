@@ -63,7 +63,7 @@ var _ = Describe("GET /federation/openapi.json", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(doc.Validate(ctx)).To(Succeed())
 		routes := s.routes()
-		Expect(routes).To(HaveLen(6))
+		Expect(routes).To(HaveLen(8))
 		for _, rt := range routes {
 			item := doc.Paths.Find(rt.path)
 			Expect(item).NotTo(BeNil(), rt.path)
@@ -71,7 +71,7 @@ var _ = Describe("GET /federation/openapi.json", func() {
 		}
 		var raw map[string]any
 		Expect(json.Unmarshal(a.raw, &raw)).To(Succeed())
-		Expect(raw["paths"]).To(HaveLen(6))
+		Expect(raw["paths"]).To(HaveLen(8))
 	})
 })
 
