@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -70,8 +71,8 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 			return nil, err
 		}
 		url := ""
-		if fed.Spec.PublicURL != "" {
-			url = fed.Spec.PublicURL + "/tlog"
+		if fed.Spec.PublicURL != "" { // where the federation API serves the tiles (webhook)
+			url = strings.TrimSuffix(fed.Spec.PublicURL, "/") + "/federation/log"
 		}
 		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: filepath.Join(l.Dir, fed.Namespace, fed.Name), PrivateKey: key, URL: url})
 		if err != nil {

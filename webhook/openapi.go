@@ -22,8 +22,16 @@ type (
 		OperationID string               `json:"operationId"`
 		Summary     string               `json:"summary"`
 		Description string               `json:"description,omitempty"`
+		Parameters  []parameter          `json:"parameters,omitempty"`
 		RequestBody *content             `json:"requestBody,omitempty"`
 		Responses   map[string]*response `json:"responses"`
+	}
+	parameter struct {
+		Name        string          `json:"name"`
+		In          string          `json:"in"`
+		Description string          `json:"description,omitempty"`
+		Required    bool            `json:"required,omitempty"`
+		Schema      *openapi.Schema `json:"schema"`
 	}
 	content struct {
 		Required bool                 `json:"required,omitempty"`
@@ -52,6 +60,14 @@ func openAPI(routes []route, version string) ([]byte, error) {
 	for _, rt := range routes {
 		op := &operation{OperationID: operationID(rt), Summary: rt.summary, Description: rt.description,
 			Responses: map[string]*response{}}
+		for _, p := range rt.params {
+			typ := "string"
+			if p.integer {
+				typ = "integer"
+			}
+			op.Parameters = append(op.Parameters, parameter{Name: p.name, In: p.in, Description: p.description,
+				Required: p.in == "path", Schema: &openapi.Schema{Type: typ}})
+		}
 		if rt.request != nil {
 			op.RequestBody = &content{Required: true, Content: map[string]mediaType{
 				"application/json": {Schema: c.Ref(typeName(rt.request), "", rt.request, nil)}}}

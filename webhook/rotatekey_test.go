@@ -56,7 +56,7 @@ var _ = Describe("POST /federation/rotate-key", func() {
 
 		a = postBody(s, "/federation/rotate-key", rotation(newRegistrant("Nobody").key, next.key))
 		Expect(a.status).To(Equal(http.StatusNotFound), string(a.raw))
-		Expect(a.body["error"]).To(Equal("unknown_operator"))
+		Expect(a.body["error"]).To(Equal("operator_not_found"))
 	})
 
 	It("refuses a rotation after a withdrawal with 403", func() {

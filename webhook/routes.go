@@ -12,8 +12,16 @@ type route struct {
 	handler              http.Handler
 	// request is the JSON body's Go type (nil: no body); response the 200 answer's.
 	request, response any
+	// params are the path's {parameters} (every one must be listed) and the query's.
+	params []paramDoc
 	// errors are the error answers the operation documents, beyond those of every route.
 	errors []errorDoc
+}
+
+// paramDoc documents one parameter: in "path" or "query".
+type paramDoc struct {
+	in, name, description string
+	integer               bool
 }
 
 // errorDoc documents one error answer: its status, its codes and when.
@@ -85,7 +93,7 @@ func (s *Server) routes() []route {
 			errors: append([]errorDoc{
 				{http.StatusBadRequest, []string{"missing_fields", "invalid_time", "time_out_of_window", "invalid_field"}, "A field is missing, at is not RFC 3339 UTC, or at is more than five minutes from the federation's clock; the time codes add \"field\"."},
 				{http.StatusUnauthorized, []string{"invalid_signature"}, "signature is missing or does not verify under the operator's current key."},
-				{http.StatusNotFound, []string{"unknown_operator"}, "No operator with this ID is registered; adds \"operator_id\"."},
+				{http.StatusNotFound, []string{"operator_not_found"}, "No operator with this ID is registered; adds \"operator_id\"."},
 				{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has already withdrawn; adds \"operator_id\"."},
 				{http.StatusConflict, []string{"conflict"}, "The operator changed while the withdrawal was checked; send it again."},
 				{http.StatusBadRequest, []string{"withdrawal_rejected"}, "The controller refused the withdrawal; adds \"reason\", its condition reason."},
@@ -103,12 +111,64 @@ func (s *Server) routes() []route {
 			errors: append([]errorDoc{
 				{http.StatusBadRequest, []string{"missing_fields", "invalid_time", "time_out_of_window", "invalid_public_key", "invalid_field"}, "A field is missing, rotation_at is not RFC 3339 UTC or is more than five minutes from the federation's clock (adds \"field\"), or new_public_key is not an Ed25519 PEM key other than the current one."},
 				{http.StatusUnauthorized, []string{"invalid_signature"}, "old_key_signature or new_key_signature is missing or does not verify; the message names which."},
-				{http.StatusNotFound, []string{"unknown_operator"}, "No operator with this ID is registered; adds \"operator_id\"."},
+				{http.StatusNotFound, []string{"operator_not_found"}, "No operator with this ID is registered; adds \"operator_id\"."},
 				{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has withdrawn; adds \"operator_id\"."},
 				{http.StatusConflict, []string{"key_already_registered", "conflict"}, "An operator (this one included) holds or once held the new key (adds \"operator_id\", the new key's ID), or the operator changed while the rotation was checked."},
 				{http.StatusBadRequest, []string{"rotation_rejected"}, "The controller refused the rotation; adds \"reason\", its condition reason."},
 				{http.StatusGatewayTimeout, []string{"rotation_pending"}, "The controller did not rotate and log the key in time; it may still do so."},
 			}, bodyErrors...),
+		},
+		{
+			method: http.MethodGet, path: "/federation/anchor/{id}",
+			summary: "An anchor's record",
+			description: "The stored record of an anchor the federation made (its hash recomputes and its signature verifies under a key " +
+				"of the Federation's key history), under the seed's names, with the log entry once the log recorded it.",
+			handler: http.HandlerFunc(s.serveAnchor), response: anchorRecord{},
+			params: []paramDoc{{in: "path", name: "id", description: "The anchor ID, such as anchor-20261124-001."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_anchor_id"}, "The ID is not of the form anchor-YYYYMMDD-NNN."},
+				{http.StatusNotFound, []string{"anchor_not_found"}, "No anchor of that ID that the federation made (an untrusted record is not shown)."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: "/federation/operator/{id}",
+			summary: "An operator's summary",
+			description: "The seed's record of a registered operator, with one page of its accepted submissions and of the anchors " +
+				"the federation made that bind it, newest first. Both lists page together: pass next_page_token as page_token.",
+			handler: http.HandlerFunc(s.serveOperator), response: operatorSummary{},
+			params: []paramDoc{
+				{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."},
+				{in: "query", name: "limit", description: "Items of each list per page, 1 to 1000; 100 when absent.", integer: true},
+				{in: "query", name: "page_token", description: "The next_page_token of the previous page."},
+				{in: "query", name: "after", description: "An alias of page_token."},
+			},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_operator_id", "invalid_limit", "invalid_page_token"}, "The ID is not op_ and 16 lowercase hex, limit is not 1 to 1000, or page_token is not one this API gave."},
+				{http.StatusNotFound, []string{"operator_not_found"}, "No operator of that ID that the controller registered."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/checkpoint",
+			summary:     "The embedded log's checkpoint",
+			description: "The embedded transparency log's latest signed checkpoint (C2SP tlog-checkpoint, a signed note), text/plain.",
+			handler:     http.HandlerFunc(s.serveLog),
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served", "not_found"}, "The Federation's log is a Rekor log or this replica has no log directory; or the log has no checkpoint yet."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/tile/",
+			summary: "The embedded log's tiles",
+			description: "Every path under tile/ of C2SP tlog-tiles: hash tiles tile/<L>/<N>[.p/<W>] and entry bundles " +
+				"tile/entries/<N>[.p/<W>], application/octet-stream; a full tile is immutable, a partial one is not cached.",
+			handler: http.HandlerFunc(s.serveLog),
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served", "not_found"}, "The Federation's log is a Rekor log or this replica has no log directory; or the log has no such tile."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
 		},
 	}
 }

@@ -52,6 +52,10 @@ type Options struct {
 	RateBurst     int
 	// RegisterTimeout bounds the wait for the controller; 0 means DefaultRegisterTimeout.
 	RegisterTimeout time.Duration
+	// LogDir is the directory of the embedded transparency logs, the controllers' LogDir
+	// (controllers.Options.LogDir): GET /federation/log/... serves the Federation's from
+	// LogDir/<namespace>/<name>. Empty: the log is not served.
+	LogDir string
 	// Version is what /federation/status reports; the zero value means version.Get().
 	Version version.Info
 	// Logger receives failures; nil means slog.Default().
@@ -68,6 +72,7 @@ type Server struct {
 	maxBody    int64
 	limiter    *addressLimiter
 	regTimeout time.Duration
+	logDir     string
 	version    version.Info
 	log        *slog.Logger
 
@@ -85,7 +90,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("webhook: Options.Federation needs a namespace and a name")
 	}
 	s := &Server{client: o.Client, apiReader: o.APIReader, federation: o.Federation, now: o.Now,
-		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, version: o.Version, log: o.Logger}
+		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -42,39 +42,51 @@ func checkStatementAt(name, at string, now time.Time) error {
 }
 
 // registeredOperator returns, read fresh from the API server, the registered operator
-// whose operator ID is id: 404 unknown_operator when none is registered, 403
+// whose operator ID is id: 404 operator_not_found when none is registered, 403
 // operator_withdrawn when it has withdrawn. The cache finds its name; the object
 // verified and updated is the API server's, so its resourceVersion is the one the
 // statement was checked against.
 func (s *Server) registeredOperator(ctx context.Context, id string) (*fv1.FederationOperator, error) {
-	var all fv1.FederationOperatorList
-	if err := s.client.List(ctx, &all, client.InNamespace(s.federation.Namespace)); err != nil {
+	o, err := s.cachedRegistered(ctx, s.federation.Namespace, id)
+	if err != nil {
 		return nil, err
 	}
-	unknown := &apiError{status: http.StatusNotFound, code: "unknown_operator",
-		message: "no operator " + id + " is registered with this federation", extra: map[string]any{"operator_id": id}}
-	for i := range all.Items {
-		o := &all.Items[i]
-		if string(o.Status.OperatorID) != id || !controllers.Registered(o) {
-			continue
-		}
-		var fo fv1.FederationOperator
-		switch err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(o), &fo); {
-		case apierrors.IsNotFound(err):
-			return nil, unknown
-		case err != nil:
-			return nil, err
-		}
-		if fo.Status.Phase == fv1.PhaseWithdrawn {
-			return nil, &apiError{status: http.StatusForbidden, code: "operator_withdrawn",
-				message: "operator " + id + " has withdrawn from the federation", extra: map[string]any{"operator_id": id}}
-		}
-		if !controllers.Registered(&fo) || len(fo.Status.KeyHistory) == 0 {
-			return nil, unknown
-		}
-		return &fo, nil
+	var fo fv1.FederationOperator
+	switch err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(o), &fo); {
+	case apierrors.IsNotFound(err):
+		return nil, operatorNotFound(id)
+	case err != nil:
+		return nil, err
 	}
-	return nil, unknown
+	if fo.Status.Phase == fv1.PhaseWithdrawn {
+		return nil, &apiError{status: http.StatusForbidden, code: "operator_withdrawn",
+			message: "operator " + id + " has withdrawn from the federation", extra: map[string]any{"operator_id": id}}
+	}
+	if !controllers.Registered(&fo) || len(fo.Status.KeyHistory) == 0 {
+		return nil, operatorNotFound(id)
+	}
+	return &fo, nil
+}
+
+// cachedRegistered returns the operator in namespace whose ID is id when the controller
+// registered it (controllers.Registered), from the cache; else 404 operator_not_found.
+func (s *Server) cachedRegistered(ctx context.Context, namespace, id string) (*fv1.FederationOperator, error) {
+	var all fv1.FederationOperatorList
+	if err := s.client.List(ctx, &all, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	for i := range all.Items {
+		if o := &all.Items[i]; string(o.Status.OperatorID) == id && controllers.Registered(o) {
+			return o, nil
+		}
+	}
+	return nil, operatorNotFound(id)
+}
+
+// operatorNotFound is the 404 of an operator ID no registered operator has.
+func operatorNotFound(id string) *apiError {
+	return &apiError{status: http.StatusNotFound, code: "operator_not_found",
+		message: "no operator " + id + " is registered with this federation", extra: map[string]any{"operator_id": id}}
 }
 
 // currentPub is the key fo holds now: the last of its key history.

@@ -45,6 +45,7 @@ var (
 	replica   ctrl.Manager  // a second manager on the same API server: its own cache, no controllers
 	k8sClient client.Client // uncached, acting as the manager
 	fedKey    types.NamespacedName
+	logDir    string // the controllers' embedded logs
 )
 
 func TestWebhook(t *testing.T) {
@@ -80,7 +81,7 @@ var _ = BeforeSuite(func() {
 	mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: &skipNameCheck}})
 	Expect(err).NotTo(HaveOccurred())
-	logDir := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
+	logDir = filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
 	DeferCleanup(func() { _ = os.RemoveAll(logDir) })
 	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir})).To(Succeed())
 	replica, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})

@@ -52,7 +52,7 @@ var _ = Describe("POST /federation/withdraw", func() {
 		s := newServer(Options{})
 		a := postBody(s, "/federation/withdraw", protocol.NewWithdrawal(newRegistrant("Nobody").key, time.Now()))
 		Expect(a.status).To(Equal(http.StatusNotFound), string(a.raw))
-		Expect(a.body["error"]).To(Equal("unknown_operator"))
+		Expect(a.body["error"]).To(Equal("operator_not_found"))
 	})
 
 	It("withdraws an operator the controller verified and logged, and answers 403 to a second withdrawal", func() {

@@ -212,7 +212,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 		return err
 	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
-		MaxBodyBytes: o.FederationMaxBodyBytes})
+		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir})
 	if err != nil {
 		return err
 	}

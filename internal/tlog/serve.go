@@ -7,10 +7,18 @@ import (
 
 // Handler serves the log read-only as C2SP tlog-tiles: GET checkpoint and GET tile/...
 // (hash tiles and tile/entries/... bundles), relative to where it is mounted; nothing else
-// in the directory is reachable. Mount it with http.StripPrefix, e.g. at /tlog/, so
+// in the directory is reachable. Mount it with http.StripPrefix, e.g. at /federation/log/, so
 // auditors and witnesses can follow the log.
 func (l *Embedded) Handler() http.Handler {
-	files := http.FileServer(http.Dir(l.opts.Dir))
+	return DirHandler(l.opts.Dir)
+}
+
+// DirHandler serves the embedded log in dir as Handler does, without opening it: for a
+// process that reads the files an Embedded in another process (or goroutine) writes. It
+// writes nothing and takes no lock; a file being replaced is read whole or not at all
+// (tessera writes by rename).
+func DirHandler(dir string) http.Handler {
+	files := http.FileServer(http.Dir(dir))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /checkpoint", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")

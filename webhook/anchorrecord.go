@@ -1,0 +1,108 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+)
+
+// anchorIDPattern is an anchor ID's grammar, as the CrossAnchor CRD validates it.
+var anchorIDPattern = regexp.MustCompile(`^anchor-[0-9]{8}-[0-9]{3}$`)
+
+// anchorRecord is the answer of GET /federation/anchor/{id}: the seed's anchor record
+// (LEGACY-BIJOTEL §3.5, GET /anchor/{id}) under the seed's names, plus Cairn's.
+type anchorRecord struct {
+	AnchorID               string              `json:"anchor_id" example:"\"anchor-20261124-001\""`
+	CrossAnchorHash        string              `json:"cross_anchor_hash" doc:"Hex SHA-256 of the participants' chain signatures in operator ID order, then anchored_at."`
+	AnchoredAt             string              `json:"anchored_at" doc:"RFC 3339 UTC with nine fractional digits: the bytes hashed."`
+	ParticipatingOperators []anchorParticipant `json:"participating_operators" doc:"The operators the anchor binds, in operator ID order."`
+	RekorLogIndex          *int64              `json:"rekor_log_index" doc:"The seed's name for the log entry's index: equal to tlog_log_index whatever the log; null before the log records the anchor."`
+	RekorURL               *string             `json:"rekor_url" doc:"The seed's name for the log entry's URL: equal to tlog_url; null before the log records the anchor."`
+	FederationSignature    string              `json:"federation_signature" doc:"Base64 Ed25519 signature over the receipt payload as signed when the anchor was made (log members null)."`
+	FederationPublicKeyPEM string              `json:"federation_public_key_pem" doc:"The key that signed the anchor (its own snapshot, not the current key)."`
+	// Cairn's members.
+	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The transparency log's index of the anchor's entry; null before logging."`
+	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the entry; null before logging."`
+	Participants int     `json:"participants" doc:"How many operators the anchor binds."`
+	Phase        string  `json:"phase" doc:"PendingTLog until the log records the anchor, then Anchored."`
+}
+
+// anchorParticipant is one operator an anchor binds.
+type anchorParticipant struct {
+	OperatorID     string `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
+	ChainSignature string `json:"chain_signature" doc:"The chain_signature of the operator's submission the anchor binds."`
+	LastSeq        int64  `json:"last_seq" doc:"Cairn's: the last_seq of that submission."`
+}
+
+// serveAnchor answers GET /federation/anchor/{id}.
+func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if !anchorIDPattern.MatchString(id) {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_anchor_id",
+			message: "an anchor ID looks like anchor-20261124-001"})
+		return
+	}
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		s.fail(ctx, w, "read the federation", err)
+		return
+	}
+	ca, err := s.trustedAnchor(ctx, fed, id)
+	if err != nil {
+		s.fail(ctx, w, "read the anchor", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newAnchorRecord(ca))
+}
+
+// anchorNotFound is the 404 of an anchor the federation did not make or that does not
+// exist: the two answers are the same, so that a forged record's existence is not shown.
+func anchorNotFound(id string) *apiError {
+	return &apiError{status: http.StatusNotFound, code: "anchor_not_found", message: "the federation made no anchor " + id}
+}
+
+// trustedAnchor returns the CrossAnchor id of fed when the federation made it
+// (controllers.TrustAnchor), else 404 anchor_not_found.
+func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id string) (*fv1.CrossAnchor, error) {
+	var ca fv1.CrossAnchor
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca)
+	if apierrors.IsNotFound(err) {
+		return nil, anchorNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := controllers.TrustAnchor(fed, &ca); err != nil {
+		s.log.WarnContext(ctx, "Refused to serve an untrusted anchor", "anchorID", id, "error", err)
+		return nil, anchorNotFound(id)
+	}
+	return &ca, nil
+}
+
+// newAnchorRecord is ca's record; ca must be trusted.
+func newAnchorRecord(ca *fv1.CrossAnchor) anchorRecord {
+	rec := anchorRecord{AnchorID: string(ca.Spec.AnchorID), CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
+		AnchoredAt: ca.Spec.AnchoredAt, FederationSignature: string(ca.Spec.FederationSignature),
+		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), Participants: len(ca.Spec.Participants),
+		Phase: string(fv1.PhasePendingTLog), ParticipatingOperators: make([]anchorParticipant, len(ca.Spec.Participants))}
+	for i, p := range ca.Spec.Participants {
+		rec.ParticipatingOperators[i] = anchorParticipant{OperatorID: string(p.OperatorID),
+			ChainSignature: string(p.ChainSignature), LastSeq: p.LastSeq}
+	}
+	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil {
+		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
+		rec.TLogLogIndex, rec.RekorLogIndex = &index, &index
+		if url != "" {
+			rec.TLogURL, rec.RekorURL = &url, &url
+		}
+		rec.Phase = string(fv1.PhaseAnchored)
+	}
+	return rec
+}

@@ -1,0 +1,266 @@
+package webhook
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+)
+
+// operatorIDPattern is an operator ID's grammar, as the CRDs validate it.
+var operatorIDPattern = regexp.MustCompile(`^op_[0-9a-f]{16}$`)
+
+// Paging of GET /federation/operator/{id}.
+const (
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
+)
+
+// operatorSummary is the answer of GET /federation/operator/{id}: the seed's operator
+// record (LEGACY-BIJOTEL §3.1, §3.2) under the seed's names, plus Cairn's, and one page of
+// the operator's submissions and anchors.
+type operatorSummary struct {
+	OperatorID       string  `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
+	OrgName          string  `json:"org_name"`
+	PublicKeyPEM     string  `json:"public_key_pem" doc:"The key the operator holds now, PEM."`
+	ContactEmail     string  `json:"contact_email" doc:"The contact the registration gave; empty when none."`
+	RegisteredAt     string  `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
+	RekorLogIndex    *int64  `json:"rekor_log_index" doc:"The seed's name for the registration record's log index: equal to tlog_log_index."`
+	LastSubmissionAt *string `json:"last_submission_at" doc:"When the federation accepted the operator's last submission, RFC 3339 UTC seconds; null before the first."`
+	// Cairn's members.
+	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
+	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the registration record, when it names one."`
+	Phase        string  `json:"phase" doc:"Active, Suspended or Withdrawn."`
+	// Submissions are the operator's accepted submissions, newest first, one page.
+	Submissions []operatorSubmission `json:"submissions" doc:"Accepted submissions (signature and continuity verified), newest first: one page."`
+	// Anchors are the anchors the federation made that bind the operator, newest first.
+	Anchors []operatorAnchor `json:"anchors" doc:"Anchors the federation made (trusted) that bind the operator, newest first: one page."`
+	// NextPageToken continues both lists; null when both ended on this page.
+	NextPageToken *string `json:"next_page_token" doc:"Pass as page_token for the next page of both lists; null when both lists ended."`
+}
+
+// operatorSubmission is one accepted submission in an operator summary.
+type operatorSubmission struct {
+	SubmissionID   string  `json:"submission_id"`
+	EntryCount     int64   `json:"entry_count"`
+	FirstSeq       int64   `json:"first_seq"`
+	LastSeq        int64   `json:"last_seq"`
+	ChainSignature string  `json:"chain_signature"`
+	SubmittedAt    string  `json:"submitted_at" doc:"RFC 3339 UTC, seconds."`
+	AnchorID       *string `json:"anchor_id" doc:"The anchor that covers it; null while pending."`
+}
+
+// operatorAnchor is one anchor in an operator summary.
+type operatorAnchor struct {
+	AnchorID        string `json:"anchor_id"`
+	AnchoredAt      string `json:"anchored_at"`
+	CrossAnchorHash string `json:"cross_anchor_hash"`
+	ChainSignature  string `json:"chain_signature" doc:"The operator's chain signature the anchor binds."`
+	Participants    int    `json:"participants"`
+}
+
+// pageToken is the cursor of both lists: the sort key of the last item each returned.
+// Keyset paging: items created later sort first, so they never shift a later page.
+type pageToken struct {
+	Submission *pageKey `json:"s,omitempty"`
+	Anchor     *pageKey `json:"a,omitempty"`
+	// SubmissionsDone and AnchorsDone mark a list that ended on an earlier page.
+	SubmissionsDone bool `json:"sd,omitempty"`
+	AnchorsDone     bool `json:"ad,omitempty"`
+}
+
+type pageKey struct {
+	At   string `json:"t"` // the time, in a form whose string order is time order
+	Name string `json:"n"`
+}
+
+// older reports whether the item keyed (at, name) sorts after k, newest first.
+func (k *pageKey) older(at, name string) bool {
+	if k == nil {
+		return true
+	}
+	return at < k.At || at == k.At && name < k.Name
+}
+
+// serveOperator answers GET /federation/operator/{id}.
+func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if !operatorIDPattern.MatchString(id) {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_operator_id",
+			message: "an operator ID is op_ and 16 lowercase hex characters"})
+		return
+	}
+	limit, token, err := pageParams(r)
+	if err != nil {
+		s.fail(ctx, w, "read the page parameters", err)
+		return
+	}
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		s.fail(ctx, w, "read the federation", err)
+		return
+	}
+	sum, err := s.operatorSummary(ctx, fed, id, limit, token)
+	if err != nil {
+		s.fail(ctx, w, "read the operator", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}
+
+// pageParams reads ?limit= and ?page_token= (or its alias ?after=).
+func pageParams(r *http.Request) (int, *pageToken, error) {
+	q := r.URL.Query()
+	limit := defaultPageLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageLimit {
+			return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_limit",
+				message: "limit must be an integer from 1 to " + strconv.Itoa(maxPageLimit)}
+		}
+		limit = n
+	}
+	raw := q.Get("page_token")
+	if raw == "" {
+		raw = q.Get("after")
+	}
+	tok := &pageToken{}
+	if raw != "" {
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil || json.Unmarshal(b, tok) != nil {
+			return 0, nil, &apiError{status: http.StatusBadRequest, code: "invalid_page_token",
+				message: "page_token is not a next_page_token this API gave"}
+		}
+	}
+	return limit, tok, nil
+}
+
+// operatorSummary builds the summary of operator id of fed, one page of each list.
+func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id string, limit int, tok *pageToken) (*operatorSummary, error) {
+	fo, err := s.cachedRegistered(ctx, fed.Namespace, id)
+	if err != nil {
+		return nil, err
+	}
+	sum := &operatorSummary{OperatorID: id, OrgName: fo.Spec.OrgName, PublicKeyPEM: string(fo.Spec.PublicKeyPEM),
+		ContactEmail: fo.Spec.Contact, Phase: string(fo.Status.Phase),
+		Submissions: []operatorSubmission{}, Anchors: []operatorAnchor{}}
+	if fo.Status.RegisteredAt != nil {
+		sum.RegisteredAt = fo.Status.RegisteredAt.UTC().Format(time.RFC3339)
+	}
+	if e := fo.Status.RegistrationLogEntry; e != nil {
+		index := e.LogIndex
+		sum.TLogLogIndex, sum.RekorLogIndex = &index, &index
+		if e.URL != "" {
+			url := e.URL
+			sum.TLogURL = &url
+		}
+	}
+
+	var subs fv1.SubmissionList
+	if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, err
+	}
+	accepted := make([]*fv1.Submission, 0, len(subs.Items))
+	for i := range subs.Items {
+		sub := &subs.Items[i]
+		if string(sub.Spec.OperatorID) == id && sub.Status.Ed25519Verified && sub.Status.ContinuityVerified {
+			accepted = append(accepted, sub)
+		}
+	}
+	subKey := func(sub *fv1.Submission) (string, string) {
+		return sub.CreationTimestamp.UTC().Format("20060102150405"), sub.Name
+	}
+	slices.SortFunc(accepted, func(a, b *fv1.Submission) int { // newest first
+		at, an := subKey(a)
+		bt, bn := subKey(b)
+		return cmp.Or(cmp.Compare(bt, at), cmp.Compare(bn, an))
+	})
+	if len(accepted) > 0 {
+		last := accepted[0].CreationTimestamp.UTC().Format(time.RFC3339)
+		sum.LastSubmissionAt = &last
+	}
+	next := pageToken{Submission: tok.Submission, Anchor: tok.Anchor, SubmissionsDone: tok.SubmissionsDone, AnchorsDone: tok.AnchorsDone}
+	if !tok.SubmissionsDone {
+		more := false
+		for _, sub := range accepted {
+			at, name := subKey(sub)
+			if !tok.Submission.older(at, name) {
+				continue
+			}
+			if len(sum.Submissions) == limit {
+				more = true
+				break
+			}
+			item := operatorSubmission{SubmissionID: cmp.Or(sub.Status.SubmissionID, sub.Name), EntryCount: sub.Spec.EntryCount,
+				FirstSeq: sub.Spec.FirstSeq, LastSeq: sub.Spec.LastSeq, ChainSignature: string(sub.Spec.ChainSignature),
+				SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339)}
+			if sub.Status.Anchored && sub.Status.AnchorRef != "" {
+				ref := string(sub.Status.AnchorRef)
+				item.AnchorID = &ref
+			}
+			sum.Submissions = append(sum.Submissions, item)
+			next.Submission = &pageKey{At: at, Name: name}
+		}
+		next.SubmissionsDone = !more
+	}
+
+	var anchors fv1.CrossAnchorList
+	if err := s.client.List(ctx, &anchors, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, err
+	}
+	type bound struct {
+		ca *fv1.CrossAnchor
+		cs string
+	}
+	var trusted []bound
+	for i := range anchors.Items {
+		ca := &anchors.Items[i]
+		j := slices.IndexFunc(ca.Spec.Participants, func(p fv1.Participant) bool { return string(p.OperatorID) == id })
+		if j < 0 {
+			continue
+		}
+		if err := controllers.TrustAnchor(fed, ca); err != nil {
+			continue // not the federation's: never listed
+		}
+		trusted = append(trusted, bound{ca, string(ca.Spec.Participants[j].ChainSignature)})
+	}
+	slices.SortFunc(trusted, func(a, b bound) int { // newest first; anchoredAt's fixed width orders as text
+		return cmp.Or(cmp.Compare(b.ca.Spec.AnchoredAt, a.ca.Spec.AnchoredAt), cmp.Compare(b.ca.Name, a.ca.Name))
+	})
+	if !tok.AnchorsDone {
+		more := false
+		for _, b := range trusted {
+			if !tok.Anchor.older(b.ca.Spec.AnchoredAt, b.ca.Name) {
+				continue
+			}
+			if len(sum.Anchors) == limit {
+				more = true
+				break
+			}
+			sum.Anchors = append(sum.Anchors, operatorAnchor{AnchorID: string(b.ca.Spec.AnchorID), AnchoredAt: b.ca.Spec.AnchoredAt,
+				CrossAnchorHash: string(b.ca.Spec.CrossAnchorHash), ChainSignature: b.cs, Participants: len(b.ca.Spec.Participants)})
+			next.Anchor = &pageKey{At: b.ca.Spec.AnchoredAt, Name: b.ca.Name}
+		}
+		next.AnchorsDone = !more
+	}
+	if !next.SubmissionsDone || !next.AnchorsDone {
+		raw, err := json.Marshal(next)
+		if err != nil {
+			return nil, err
+		}
+		t := base64.RawURLEncoding.EncodeToString(raw)
+		sum.NextPageToken = &t
+	}
+	return sum, nil
+}
