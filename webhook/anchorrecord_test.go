@@ -35,7 +35,7 @@ var _ = Describe("GET /federation/anchor/{id}", Ordered, func() {
 		Expect(a.body["rekor_log_index"]).To(Equal(a.body["tlog_log_index"]))
 		Expect(a.body).To(HaveKey("rekor_url"))
 		Expect(a.body).To(HaveKey("tlog_url"))
-		Expect(a.body["rekor_url"] == a.body["tlog_url"]).To(BeTrue(), "rekor_url is tlog_url under the seed's name")
+		Expect(a.body["rekor_url"]).To(BeIdenticalTo(a.body["tlog_url"]), "rekor_url is tlog_url under the seed's name")
 		Expect(a.body["participating_operators"]).To(Equal([]any{
 			map[string]any{"operator_id": "op_00000000000000a1", "chain_signature": string(ca.Spec.Participants[0].ChainSignature), "last_seq": float64(7)},
 			map[string]any{"operator_id": "op_00000000000000b2", "chain_signature": string(ca.Spec.Participants[1].ChainSignature), "last_seq": float64(7)},

@@ -105,7 +105,7 @@ func (f readFederation) register(s *Server, r registrant) string {
 
 // submit creates the Submission of r's entries after..after+count, its header signed by
 // r's key, and waits until the controller accepted it.
-func (f readFederation) submit(r registrant, id, name string, after, count int64) *fv1.Submission {
+func (f readFederation) submit(r registrant, id, name string, after, count int64) {
 	GinkgoHelper()
 	hash := func(n int64) string {
 		if n == 0 {
@@ -133,5 +133,4 @@ func (f readFederation) submit(r registrant, id, name string, after, count int64
 		g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())
 		g.Expect(sub.Status.Ed25519Verified && sub.Status.ContinuityVerified).To(BeTrue())
 	}).Should(Succeed())
-	return sub
 }
