@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"crypto/ed25519"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -35,7 +36,8 @@ var _ = Describe("GET /federation/anchor/{id}", Ordered, func() {
 		Expect(a.body["rekor_log_index"]).To(Equal(a.body["tlog_log_index"]))
 		Expect(a.body).To(HaveKey("rekor_url"))
 		Expect(a.body).To(HaveKey("tlog_url"))
-		Expect(a.body["rekor_url"]).To(BeIdenticalTo(a.body["tlog_url"]), "rekor_url is tlog_url under the seed's name")
+		// Both may be null (no public URL configured); compare their printed forms.
+		Expect(fmt.Sprint(a.body["rekor_url"])).To(Equal(fmt.Sprint(a.body["tlog_url"])), "rekor_url is tlog_url under the seed's name")
 		Expect(a.body["participating_operators"]).To(Equal([]any{
 			map[string]any{"operator_id": "op_00000000000000a1", "chain_signature": string(ca.Spec.Participants[0].ChainSignature), "last_seq": float64(7)},
 			map[string]any{"operator_id": "op_00000000000000b2", "chain_signature": string(ca.Spec.Participants[1].ChainSignature), "last_seq": float64(7)},
