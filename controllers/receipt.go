@@ -44,39 +44,56 @@ func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, l
 	return out, err
 }
 
-// signReceipt builds ca's receipt and signs it with key. Once ca is in the log, it names
-// logKey and the anchor's key, and refuses unless the bundle rebuilt from ca's status
-// verifies under logKey (protocol.VerifyReceiptLog) and its top-level logIndex is the
-// status's.
+// signReceipt builds ca's receipt and signs it with key.
 func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) (*protocol.Receipt, []byte, error) {
-	r := anchorReceipt(ca)
-	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.InclusionProof != nil {
-		if logKey == nil {
-			return nil, nil, fmt.Errorf("receipt of %s: the log's key is needed to name the log", ca.Name)
-		}
-		bundle, err := logBundle(ca)
-		if err != nil {
-			return nil, nil, err
-		}
-		if r.TLogEntry, err = json.Marshal(bundle); err != nil {
-			return nil, nil, err
-		}
-		logPEM, err := logKeyPEM(logKey)
-		if err != nil {
-			return nil, nil, err
-		}
-		recordPEM := string(ca.Spec.FederationPublicKeyPEM) // the key that logged the anchor
-		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
-		r.TLogLogIndex, r.TLogURL, r.TLogPublicKeyPEM, r.TLogRecordPublicKeyPEM = &index, &url, &logPEM, &recordPEM
-		if err := protocol.VerifyReceiptLog(&r, protocol.LogVerifyOptions{Key: logKey}); err != nil {
-			return nil, nil, fmt.Errorf("receipt of %s: the log entry in its status does not verify: %w", ca.Name, err)
-		}
+	r, err := verifiedReceipt(ca, logKey)
+	if err != nil {
+		return nil, nil, err
 	}
 	out, err := protocol.SignReceipt(&r, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
 	}
 	return &r, out, nil
+}
+
+// VerifyLogLeg checks that the log entry ca's status records verifies under logKey (the
+// log's key, from its backend) and logs ca's cross-anchor under the key that signed the
+// anchor. Status is the manager's word only: whoever shows a log index or URL of an
+// anchor checks it here first. An anchor not yet logged has nothing to check.
+func VerifyLogLeg(ca *fv1.CrossAnchor, logKey crypto.PublicKey) error {
+	_, err := verifiedReceipt(ca, logKey)
+	return err
+}
+
+// verifiedReceipt is ca's unsigned receipt. Once ca is Anchored it carries the log's
+// proof bundle rebuilt from ca's status, verified under logKey.
+func verifiedReceipt(ca *fv1.CrossAnchor, logKey crypto.PublicKey) (protocol.Receipt, error) {
+	r := anchorReceipt(ca)
+	if ca.Status.Phase != fv1.PhaseAnchored || ca.Status.LogEntry == nil || ca.Status.InclusionProof == nil {
+		return r, nil
+	}
+	if logKey == nil {
+		return r, fmt.Errorf("receipt of %s: the log's key is needed to name the log", ca.Name)
+	}
+	bundle, err := logBundle(ca)
+	if err != nil {
+		return r, err
+	}
+	if r.TLogEntry, err = json.Marshal(bundle); err != nil {
+		return r, err
+	}
+	logPEM, err := logKeyPEM(logKey)
+	if err != nil {
+		return r, err
+	}
+	recordPEM := string(ca.Spec.FederationPublicKeyPEM) // the key that logged the anchor
+	index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
+	r.TLogLogIndex, r.TLogURL, r.TLogPublicKeyPEM, r.TLogRecordPublicKeyPEM = &index, &url, &logPEM, &recordPEM
+	if err := protocol.VerifyReceiptLog(&r, protocol.LogVerifyOptions{Key: logKey}); err != nil {
+		return r, fmt.Errorf("receipt of %s: the log entry in its status does not verify: %w", ca.Name, err)
+	}
+	return r, nil
 }
 
 // logKeyPEM is a log's public key as a receipt names it: PKIX PEM, as Rekor serves it.

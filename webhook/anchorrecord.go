@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto"
+	"errors"
 	"net/http"
 	"regexp"
 
@@ -10,6 +12,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // anchorIDPattern is an anchor ID's grammar, as the CrossAnchor CRD validates it.
@@ -22,15 +25,15 @@ type anchorRecord struct {
 	CrossAnchorHash        string              `json:"cross_anchor_hash" doc:"Hex SHA-256 of the participants' chain signatures in operator ID order, then anchored_at."`
 	AnchoredAt             string              `json:"anchored_at" doc:"RFC 3339 UTC with nine fractional digits: the bytes hashed."`
 	ParticipatingOperators []anchorParticipant `json:"participating_operators" doc:"The operators the anchor binds, in operator ID order."`
-	RekorLogIndex          *int64              `json:"rekor_log_index" doc:"The seed's name for the log entry's index: equal to tlog_log_index whatever the log; null before the log records the anchor."`
+	RekorLogIndex          *int64              `json:"rekor_log_index" doc:"The seed's name for the log entry's index: equal to tlog_log_index whatever the log; null until the log records the anchor and its proof verifies under the log's key."`
 	RekorURL               *string             `json:"rekor_url" doc:"The seed's name for the log entry's URL: equal to tlog_url; null before the log records the anchor."`
 	FederationSignature    string              `json:"federation_signature" doc:"Base64 Ed25519 signature over the receipt payload as signed when the anchor was made (log members null)."`
 	FederationPublicKeyPEM string              `json:"federation_public_key_pem" doc:"The key that signed the anchor (its own snapshot, not the current key)."`
 	// Cairn's members.
-	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The transparency log's index of the anchor's entry; null before logging."`
+	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The transparency log's index of the anchor's entry; null until it is logged and its proof verifies under the log's key."`
 	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the entry; null before logging."`
 	Participants int     `json:"participants" doc:"How many operators the anchor binds."`
-	Phase        string  `json:"phase" doc:"PendingTLog until the log records the anchor, then Anchored."`
+	Phase        string  `json:"phase" doc:"PendingTLog until the log records the anchor and its proof verifies, then Anchored."`
 }
 
 // anchorParticipant is one operator an anchor binds.
@@ -59,7 +62,32 @@ func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the anchor", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newAnchorRecord(ca))
+	writeJSON(w, http.StatusOK, newAnchorRecord(ca, s.logLegVerified(ctx, fed, ca)))
+}
+
+// logLegVerified reports whether the log entry ca's status records verifies under the
+// key of fed's log (controllers.VerifyLogLeg): status is the manager's word, and a log
+// index nothing proved is not shown as the federation's.
+func (s *Server) logLegVerified(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) bool {
+	if ca.Status.Phase != fv1.PhaseAnchored {
+		return false
+	}
+	pemText, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	if err == nil && pemText == "" {
+		err = errors.New("the Federation pins no log key")
+	}
+	var key crypto.PublicKey
+	if err == nil {
+		key, err = protocol.ParseLogPublicKeyPEM([]byte(pemText))
+	}
+	if err == nil {
+		err = controllers.VerifyLogLeg(ca, key)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "Not showing an anchor's log entry that does not verify", "anchorID", ca.Name, "error", err)
+		return false
+	}
+	return true
 }
 
 // anchorNotFound is the 404 of an anchor the federation did not make or that does not
@@ -86,8 +114,9 @@ func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id stri
 	return &ca, nil
 }
 
-// newAnchorRecord is ca's record; ca must be trusted.
-func newAnchorRecord(ca *fv1.CrossAnchor) anchorRecord {
+// newAnchorRecord is ca's record; ca must be trusted. Its log members are shown only when
+// logVerified.
+func newAnchorRecord(ca *fv1.CrossAnchor, logVerified bool) anchorRecord {
 	rec := anchorRecord{AnchorID: string(ca.Spec.AnchorID), CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		AnchoredAt: ca.Spec.AnchoredAt, FederationSignature: string(ca.Spec.FederationSignature),
 		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), Participants: len(ca.Spec.Participants),
@@ -96,7 +125,7 @@ func newAnchorRecord(ca *fv1.CrossAnchor) anchorRecord {
 		rec.ParticipatingOperators[i] = anchorParticipant{OperatorID: string(p.OperatorID),
 			ChainSignature: string(p.ChainSignature), LastSeq: p.LastSeq}
 	}
-	if ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil {
+	if logVerified && ca.Status.LogEntry != nil {
 		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL
 		rec.TLogLogIndex, rec.RekorLogIndex = &index, &index
 		if url != "" {

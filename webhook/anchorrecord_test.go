@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
@@ -42,6 +44,29 @@ var _ = Describe("GET /federation/anchor/{id}", Ordered, func() {
 			map[string]any{"operator_id": "op_00000000000000a1", "chain_signature": string(ca.Spec.Participants[0].ChainSignature), "last_seq": float64(7)},
 			map[string]any{"operator_id": "op_00000000000000b2", "chain_signature": string(ca.Spec.Participants[1].ChainSignature), "last_seq": float64(7)},
 		}))
+	})
+
+	It("does not show a log index that the log's proof does not back", func() {
+		// The attack: whoever can write the anchor's status moves its log index. Before
+		// the API checked the proof, it served the edited index as the federation's.
+		s := f.server()
+		made := f.anchor("anchor-20261101-004", f.signingKey(), "op_00000000000000a1")
+		var ca fv1.CrossAnchor
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(made), &ca)).To(Succeed())
+			g.Expect(ca.Status.Phase).To(Equal(fv1.PhaseAnchored))
+			a := do(s, http.MethodGet, "/federation/anchor/anchor-20261101-004", nil)
+			g.Expect(a.body).To(HaveKeyWithValue("tlog_log_index", Not(BeNil())), "the honest entry is shown")
+		}).Should(Succeed())
+		ca.Status.LogEntry.LogIndex += 1000
+		Expect(k8sClient.Status().Update(ctx, &ca)).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := do(s, http.MethodGet, "/federation/anchor/anchor-20261101-004", nil)
+			g.Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+			g.Expect(a.body).To(HaveKeyWithValue("tlog_log_index", BeNil()))
+			g.Expect(a.body).To(HaveKeyWithValue("rekor_log_index", BeNil()))
+			g.Expect(a.body).To(HaveKeyWithValue("phase", string(fv1.PhasePendingTLog)))
+		}).Should(Succeed())
 	})
 
 	It("answers 404 anchor_not_found for an unknown anchor", func() {
