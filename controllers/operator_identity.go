@@ -173,3 +173,25 @@ func (r *FederationOperatorReconciler) sameKey(ctx context.Context, o client.Obj
 	}
 	return reqs
 }
+
+// RegisteredOperator returns the registered operator (see Registered) in namespace whose
+// status.operatorID is id, through the manager cache's operator-ID index that
+// SubmissionReconciler.SetupWithManager adds; nil when there is none. Of more than one
+// claim (which the FederationOperator controller prevents) it returns none: the
+// federation does not choose.
+func RegisteredOperator(ctx context.Context, c client.Reader, namespace, id string) (*fv1.FederationOperator, error) {
+	var same fv1.FederationOperatorList
+	if err := c.List(ctx, &same, client.InNamespace(namespace), client.MatchingFields{operatorIDIndex: id}); err != nil {
+		return nil, err
+	}
+	var found *fv1.FederationOperator
+	for i := range same.Items {
+		if o := &same.Items[i]; string(o.Status.OperatorID) == id && Registered(o) {
+			if found != nil {
+				return nil, nil
+			}
+			found = o
+		}
+	}
+	return found, nil
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +23,10 @@ type apiError struct {
 	code    string
 	message string
 	extra   map[string]any // more members, such as the seed names for some errors
+	// header are response headers to set, such as WWW-Authenticate.
+	header map[string]string
+	// retryAfter, when positive, is sent as Retry-After, rounded up to whole seconds.
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
@@ -34,6 +39,12 @@ type errorBody struct {
 
 // writeError answers e in the one error shape.
 func writeError(w http.ResponseWriter, e *apiError) {
+	for k, v := range e.header {
+		w.Header().Set(k, v)
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))
+	}
 	body := make(map[string]any, len(e.extra)+2)
 	for k, v := range e.extra {
 		body[k] = v

@@ -24,6 +24,10 @@ const (
 	// average, and DefaultRateBurst how many at once.
 	DefaultRatePerSecond = 20
 	DefaultRateBurst     = 40
+	// DefaultOperatorRatePerSecond is how many authenticated requests a second one
+	// operator may send on average, and DefaultOperatorRateBurst how many at once.
+	DefaultOperatorRatePerSecond = 5
+	DefaultOperatorRateBurst     = 20
 	// DefaultRegisterTimeout is how long POST /federation/register waits for the
 	// controller to register and log the operator.
 	DefaultRegisterTimeout = 30 * time.Second
@@ -50,6 +54,11 @@ type Options struct {
 	// defaults, a negative RatePerSecond no limit.
 	RatePerSecond float64
 	RateBurst     int
+	// OperatorRatePerSecond and OperatorRateBurst limit the authenticated requests of
+	// one operator, counted once its token verified (so no one can spend another's
+	// budget); 0 means the defaults, a negative OperatorRatePerSecond no limit.
+	OperatorRatePerSecond float64
+	OperatorRateBurst     int
 	// RegisterTimeout bounds the wait for the controller; 0 means DefaultRegisterTimeout.
 	RegisterTimeout time.Duration
 	// LogDir is the directory of the embedded transparency logs, the controllers' LogDir
@@ -71,10 +80,12 @@ type Server struct {
 	started    time.Time
 	maxBody    int64
 	limiter    *addressLimiter
-	regTimeout time.Duration
-	logDir     string
-	version    version.Info
-	log        *slog.Logger
+	// operatorLimiter is keyed by operator ID.
+	operatorLimiter *addressLimiter
+	regTimeout      time.Duration
+	logDir          string
+	version         version.Info
+	log             *slog.Logger
 
 	mux         *http.ServeMux
 	methods     map[string][]string // path -> methods served, for 405's Allow
@@ -106,16 +117,8 @@ func New(o Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if o.RatePerSecond >= 0 {
-		perSecond, burst := o.RatePerSecond, o.RateBurst
-		if perSecond == 0 {
-			perSecond = DefaultRatePerSecond
-		}
-		if burst <= 0 {
-			burst = DefaultRateBurst
-		}
-		s.limiter = newAddressLimiter(perSecond, burst, s.now)
-	}
+	s.limiter = newLimiter(o.RatePerSecond, o.RateBurst, DefaultRatePerSecond, DefaultRateBurst, s.now)
+	s.operatorLimiter = newLimiter(o.OperatorRatePerSecond, o.OperatorRateBurst, DefaultOperatorRatePerSecond, DefaultOperatorRateBurst, s.now)
 	s.started = s.now()
 	rs := s.routes()
 	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
@@ -135,8 +138,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil {
 		if wait, ok := s.limiter.allow(clientAddress(r)); !ok {
-			w.Header().Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
-			writeError(w, &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
+			writeError(w, &apiError{status: http.StatusTooManyRequests, code: "rate_limited", retryAfter: wait,
 				message: "too many requests from this address; retry after the Retry-After seconds"})
 			return
 		}
@@ -153,6 +155,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// newLimiter returns a limiter of perSecond and burst (0: the defaults given), or nil for
+// a negative perSecond: no limit.
+func newLimiter(perSecond float64, burst int, defaultPerSecond float64, defaultBurst int, now func() time.Time) *addressLimiter {
+	if perSecond < 0 {
+		return nil
+	}
+	if perSecond == 0 {
+		perSecond = defaultPerSecond
+	}
+	if burst <= 0 {
+		burst = defaultBurst
+	}
+	return newAddressLimiter(perSecond, burst, now)
 }
 
 // clientAddress is the address a request came from, without its port.

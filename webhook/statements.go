@@ -71,16 +71,19 @@ func (s *Server) registeredOperator(ctx context.Context, id string) (*fv1.Federa
 // cachedRegistered returns the operator in namespace whose ID is id when the controller
 // registered it (controllers.Registered), from the cache; else 404 operator_not_found.
 func (s *Server) cachedRegistered(ctx context.Context, namespace, id string) (*fv1.FederationOperator, error) {
-	var all fv1.FederationOperatorList
-	if err := s.client.List(ctx, &all, client.InNamespace(namespace)); err != nil {
+	fo, err := controllers.RegisteredOperator(ctx, s.client, namespace, id)
+	if err != nil {
 		return nil, err
 	}
-	for i := range all.Items {
-		if o := &all.Items[i]; string(o.Status.OperatorID) == id && controllers.Registered(o) {
-			return o, nil
-		}
+	if fo == nil {
+		return nil, operatorNotFound(id)
 	}
-	return nil, operatorNotFound(id)
+	return fo, nil
+}
+
+// cachedOperator is cachedRegistered in the served Federation's namespace.
+func (s *Server) cachedOperator(ctx context.Context, id string) (*fv1.FederationOperator, error) {
+	return s.cachedRegistered(ctx, s.federation.Namespace, id)
 }
 
 // operatorNotFound is the 404 of an operator ID no registered operator has.

@@ -171,17 +171,34 @@ func (t *Token) Verify(pub ed25519.PublicKey) error {
 // check the signature (call Verify) and does not detect replay within the window: the caller
 // must remember the nonces it accepted for maxAge if replays matter.
 func (t *Token) CheckBodyNonce(now time.Time, body []byte, maxAge time.Duration) error {
+	return t.CheckBodyDigest(now, sha256.Sum256(body), maxAge)
+}
+
+// CheckBodyDigest is CheckBodyNonce for a body the caller has hashed itself, such as one
+// it streamed: digest is SHA-256 of the body. The time is checked first, then the hash.
+func (t *Token) CheckBodyDigest(now time.Time, digest [sha256.Size]byte, maxAge time.Duration) error {
+	if err := t.CheckNonceTime(now, maxAge); err != nil {
+		return err
+	}
+	_, stated, _ := splitBodyNonce(t.Nonce)
+	computed := hex.EncodeToString(digest[:])
+	if subtle.ConstantTimeCompare([]byte(computed), []byte(stated)) != 1 {
+		return &MismatchError{Field: "nonce body hash", Want: computed, Got: stated}
+	}
+	return nil
+}
+
+// CheckNonceTime checks that t.Nonce is a body nonce whose time is within maxAge of now in
+// either direction (bounds included), without looking at its hash: a server streaming a
+// large body calls it before reading the body, then CheckBodyDigest after. Errors wrap
+// ErrMalformed (not a body nonce) or ErrExpired.
+func (t *Token) CheckNonceTime(now time.Time, maxAge time.Duration) error {
 	if t == nil {
 		return fmt.Errorf("%w: nil token", ErrMalformed)
 	}
-	secs, stated, ok := splitBodyNonce(t.Nonce)
+	secs, _, ok := splitBodyNonce(t.Nonce)
 	if !ok {
 		return fmt.Errorf("%w: token nonce is not <unix_seconds>-<64 lowercase hex>", ErrMalformed)
-	}
-	sum := sha256.Sum256(body)
-	computed := hex.EncodeToString(sum[:])
-	if subtle.ConstantTimeCompare([]byte(computed), []byte(stated)) != 1 {
-		return &MismatchError{Field: "nonce body hash", Want: computed, Got: stated}
 	}
 	at := time.Unix(secs, 0)
 	if now.Sub(at) > maxAge || at.Sub(now) > maxAge {
