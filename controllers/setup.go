@@ -24,6 +24,9 @@ type Options struct {
 	Now func() time.Time
 	// Hooks are called at the steps of an anchor; all nil in production.
 	Hooks Hooks
+	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
+	// taken; 0 means DefaultSnapshotInterval.
+	SnapshotInterval time.Duration
 }
 
 // Hooks are called at the steps of an anchor, so that fault tests can stop the manager
@@ -75,5 +78,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := anchors.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("crossanchor controller: %w", err)
 	}
-	return nil
+	interval := o.SnapshotInterval
+	if interval <= 0 {
+		interval = DefaultSnapshotInterval
+	}
+	return mgr.Add(&logSnapshotter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), logs: logs,
+		recorder: mgr.GetEventRecorder("federation-controller"), interval: interval, clock: now})
 }

@@ -160,6 +160,26 @@ func (s *Server) routes() []route {
 			},
 		},
 		{
+			method: http.MethodGet, path: logPrefix + "/snapshots",
+			summary: "The log's weekly snapshots",
+			description: "One checkpoint of the federation's transparency log a week, taken by the leader and verified under the " +
+				"log key the federation names: an auditor who kept an earlier one can ask the log to prove the later one extends it.",
+			handler: http.HandlerFunc(s.serveLogSnapshots), response: logSnapshotsResponse{},
+			errors: []errorDoc{{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."}},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/snapshots/{week}",
+			summary:     "One weekly snapshot",
+			description: "The checkpoint of one ISO week, text/plain, exactly as the log signed it.",
+			handler:     http.HandlerFunc(s.serveLogSnapshot),
+			params:      []paramDoc{{in: "path", name: "week", description: "The ISO week, such as 2026-W48."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_week"}, "The week is not of the form 2026-W48."},
+				{http.StatusNotFound, []string{"snapshot_not_found"}, "No snapshot that verifies was taken that week."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
 			method: http.MethodGet, path: logPrefix + "/tile/",
 			summary: "The embedded log's tiles",
 			description: "Every path under tile/ of C2SP tlog-tiles: hash tiles tile/<L>/<N>[.p/<W>] and entry bundles " +
