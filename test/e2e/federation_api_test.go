@@ -375,7 +375,12 @@ func secretValue(ctx context.Context, t *testing.T, c client.Client, ns, name, k
 // rekorPublicKey fetches the local Rekor's public key, which the Federation pins.
 func rekorPublicKey(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(url, "/") + "/api/v1/log/publicKey")
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/")+"/api/v1/log/publicKey", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/x-pem-file") // else Rekor quotes it as a JSON string
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
