@@ -89,6 +89,25 @@ func recordRequest(fed *fv1.Federation, id string, ca *fv1.CrossAnchor, covered 
 		req.Reason, req.Message = fv1.ReasonNotEnoughParticipants, cause.Error()
 	}
 	fed.Status.AnchorRequest = req
+	fed.Status.RecentAnchorRequests = append([]fv1.AnchorRequest{*req}, fed.Status.RecentAnchorRequests...)[:min(len(fed.Status.RecentAnchorRequests)+1, maxRecentRequests)]
+}
+
+// maxRecentRequests is how many handled requests status.recentAnchorRequests keeps.
+const maxRecentRequests = 16
+
+// HandledAnchorRequest returns the record of request id in fed's status (the last
+// request, or one of the recent ones), or nil when it is not handled, or so long ago that
+// status no longer lists it.
+func HandledAnchorRequest(fed *fv1.Federation, id string) *fv1.AnchorRequest {
+	if AnchorRequestHandled(fed, id) {
+		return fed.Status.AnchorRequest
+	}
+	for i := range fed.Status.RecentAnchorRequests {
+		if fed.Status.RecentAnchorRequests[i].ID == id {
+			return &fed.Status.RecentAnchorRequests[i]
+		}
+	}
+	return nil
 }
 
 // adoptRequest records the request stamped on ca, a trusted anchor just adopted as fed's

@@ -97,6 +97,10 @@ var _ = Describe("An anchor request", Label("log"), func() {
 		Expect(req.AnchorID).To(BeEmpty())
 		Expect(req.Message).To(ContainSubstring("not enough participants"))
 		Expect(crossAnchors(ns)).To(HaveLen(1))
+		recent := federationStatus(fed)().RecentAnchorRequests
+		Expect(recent).To(HaveLen(2), "newest first, both kept for callers still waiting")
+		Expect(recent[0].ID).To(Equal("second"))
+		Expect(recent[1].ID).To(Equal("2026-11-24T08:00:00Z"))
 	})
 
 	It("ignores an annotation that is not a request ID", func() {

@@ -206,6 +206,14 @@ type FederationStatus struct {
 	// +optional
 	AnchorRequest *AnchorRequest `json:"anchorRequest,omitempty"`
 
+	// recentAnchorRequests are the last anchor requests handled, newest first (the first
+	// is anchorRequest), so that a caller waiting for one still finds it after a later
+	// request was handled.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	RecentAnchorRequests []AnchorRequest `json:"recentAnchorRequests,omitempty"`
+
 	// nextAnchorTime is when the next cross-anchor is due.
 	// +optional
 	NextAnchorTime *metav1.Time `json:"nextAnchorTime,omitempty"`

@@ -434,6 +434,13 @@ func (in *FederationStatus) DeepCopyInto(out *FederationStatus) {
 		*out = new(AnchorRequest)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.RecentAnchorRequests != nil {
+		in, out := &in.RecentAnchorRequests, &out.RecentAnchorRequests
+		*out = make([]AnchorRequest, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.NextAnchorTime != nil {
 		in, out := &in.NextAnchorTime, &out.NextAnchorTime
 		*out = (*in).DeepCopy()
