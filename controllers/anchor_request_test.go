@@ -24,9 +24,6 @@ func onAnchorCreated(ca *fv1.CrossAnchor) {
 	}
 }
 
-// anchorRequestOf is status.anchorRequest, for WithTransform.
-func anchorRequestOf(s fv1.FederationStatus) *fv1.AnchorRequest { return s.AnchorRequest }
-
 var _ = Describe("An anchor request", Label("log"), func() {
 	var (
 		ns  string

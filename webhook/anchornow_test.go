@@ -97,15 +97,14 @@ func anchorsIn(namespace string) []fv1.CrossAnchor {
 	return list.Items
 }
 
-// twoPending registers two operators through s and has each submit count entries after
-// after, returning their IDs in order.
-func twoPending(f readFederation, s *Server, regs []registrant, ids []string, after int64) []string {
+// twoPending registers two operators through s and has each submit its first entries,
+// returning their IDs in order.
+func twoPending(f readFederation, s *Server, regs []registrant) []string {
 	GinkgoHelper()
+	var ids []string
 	for i, r := range regs {
-		if len(ids) <= i {
-			ids = append(ids, f.register(s, r))
-		}
-		f.submit(r, ids[i], "sub-"+strconv.Itoa(i)+"-"+strconv.FormatInt(after, 10), after, 3)
+		ids = append(ids, f.register(s, r))
+		f.submit(r, ids[i], "sub-"+strconv.Itoa(i), 0, 3)
 	}
 	return ids
 }
@@ -123,7 +122,7 @@ var _ = Describe("POST /federation/anchor", func() {
 	})
 
 	It("refuses every request without exactly this federation's admin token, and writes nothing", func() {
-		twoPending(f, s, regs, nil, 0) // a request that got through would anchor them
+		twoPending(f, s, regs) // a request that got through would anchor them
 		token := adminToken(f.key)
 		other := adminToken(fedKey) // the suite Federation's: another federation's token
 		Expect(other).NotTo(Equal(token))
@@ -177,7 +176,7 @@ var _ = Describe("POST /federation/anchor", func() {
 	})
 
 	It("anchors the pending submissions once, asked on a replica that runs no controller", func() {
-		ids := twoPending(f, s, regs, nil, 0)
+		ids := twoPending(f, s, regs)
 		// The suite's second manager: its own cache, no controllers. The leader (the
 		// suite's manager) runs the anchor.
 		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Federation: f.key, RatePerSecond: -1})
@@ -217,7 +216,7 @@ var _ = Describe("POST /federation/anchor", func() {
 	})
 
 	It("coalesces concurrent requests into one run", func() {
-		twoPending(f, s, regs, nil, 0)
+		twoPending(f, s, regs)
 		token := adminToken(f.key)
 		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Federation: f.key, RatePerSecond: -1})
 		Expect(err).NotTo(HaveOccurred())
@@ -256,7 +255,7 @@ var _ = Describe("POST /federation/anchor", func() {
 	})
 
 	It("answers 504 anchor_pending past its wait, and the request still runs", func() {
-		twoPending(f, s, regs, nil, 0)
+		twoPending(f, s, regs)
 		hasty, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: f.key, RatePerSecond: -1,
 			RegisterTimeout: time.Nanosecond})
 		Expect(err).NotTo(HaveOccurred())
