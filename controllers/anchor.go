@@ -35,10 +35,15 @@ var (
 // the last anchor would bind its submissions again; the pending submissions come from
 // the cache, since one the cache has not seen yet just waits for the next run, and the
 // last anchor's lastSeqs tell which of them it already covers. It returns the new anchor
-// and how many submissions it covers.
-func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) (*fv1.CrossAnchor, int, error) {
+// and how many submissions it covers. A run for an anchor request (request not "")
+// stamps the request on the anchor, and returns errRequestAdopted when adopting the
+// anchors finds the request handled already.
+func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, request string) (*fv1.CrossAnchor, int, error) {
 	if err := r.adoptAnchors(ctx, r.APIReader, fed); err != nil {
 		return nil, 0, err
+	}
+	if request != "" && AnchorRequestHandled(fed, request) {
+		return nil, 0, errRequestAdopted
 	}
 	last, err := r.lastAnchor(ctx, r.APIReader, fed)
 	if err != nil {
@@ -53,7 +58,7 @@ func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key
 			return nil, 0, fmt.Errorf("%w: %s is not marked yet", errMarking, pending[i].Name)
 		}
 	}
-	ca, err := r.createAnchor(ctx, fed, key, pending)
+	ca, err := r.createAnchor(ctx, fed, key, pending, request)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -76,8 +81,8 @@ func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) 
 }
 
 // createAnchor signs a cross-anchor over the latest pending submission of each operator
-// and creates its CrossAnchor.
-func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission) (*fv1.CrossAnchor, error) {
+// and creates its CrossAnchor, stamped with request when the run is an anchor request's.
+func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission, request string) (*fv1.CrossAnchor, error) {
 	latest := map[fv1.OperatorID]*fv1.Submission{}
 	for i := range pending {
 		s := &pending[i]
@@ -93,6 +98,7 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Labels: map[string]string{federationLabel: fed.Name},
 		Finalizers: []string{recordFinalizer}}}
 	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(now)
+	stampRequest(ca, request, len(pending))
 	for id, s := range latest {
 		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: id, ChainSignature: s.Spec.ChainSignature, LastSeq: s.Spec.LastSeq})
 	}
@@ -179,7 +185,8 @@ func (r *FederationReconciler) lastAnchor(ctx context.Context, from client.Reade
 }
 
 // adoptAnchors records as fed's last anchor its newest trusted CrossAnchor, when that is
-// newer than status says: a run that stopped after creating it. It reads from from: the
+// newer than status says: a run that stopped after creating it. The anchor request that
+// run was for, stamped on the anchor, is recorded as handled. It reads from from: the
 // cache on every reconcile, the API server right before a run.
 func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
 	anchors, err := anchorMetadata(ctx, from, fed.Namespace, client.MatchingLabels{federationLabel: fed.Name})
@@ -202,6 +209,7 @@ func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Rea
 			return err
 		}
 		setLastAnchor(fed, &ca)
+		adoptRequest(fed, &ca, r.now())
 		return nil
 	}
 	return nil

@@ -107,7 +107,7 @@ func BenchmarkAnchorRun10k(b *testing.B) {
 		b.StartTimer()
 
 		start := time.Now()
-		ca, covered, err := r.run(ctx, fed, key)
+		ca, covered, err := r.run(ctx, fed, key, "")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -45,7 +45,7 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 			pending, err = pendingSubmissions(ctx, mgrClient, ns)
 			return pending, err
 		}).Should(HaveLen(len(subs)))
-		ca, err := run.createAnchor(ctx, fed, federationSigningKey(fed), pending)
+		ca, err := run.createAnchor(ctx, fed, federationSigningKey(fed), pending, "")
 		Expect(err).NotTo(HaveOccurred())
 		return ca
 	}
@@ -117,7 +117,7 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 			return pending, err
 		}).Should(HaveLen(len(subs)))
 		probe := &FederationReconciler{Client: client.NewDryRunClient(k8sClient), APIReader: k8sClient}
-		planned, err := probe.createAnchor(ctx, fed, federationSigningKey(fed), pending)
+		planned, err := probe.createAnchor(ctx, fed, federationSigningKey(fed), pending, "")
 		Expect(err).NotTo(HaveOccurred())
 		body, err := crossAnchorRecord(planned, federationSigningKey(fed))
 		Expect(err).NotTo(HaveOccurred())

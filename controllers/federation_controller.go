@@ -34,7 +34,8 @@ const markingRetry = time.Second
 // schedule: it generates the signing key and admin token into Secrets when absent, logs
 // the genesis record once (federation_keys.go), and runs a cross-anchor (anchor.go) at
 // lastAnchor + anchorInterval, or earlier once pendingThreshold submissions wait, by
-// requeueing itself (schedule.go; no CronJob).
+// requeueing itself (schedule.go; no CronJob), and at once for an anchor request
+// (anchor_request.go). It watches every change of a Federation, its annotations too.
 type FederationReconciler struct {
 	client.Client
 	// APIReader reads past the cache, so that an anchor run never acts on a stale view
@@ -98,15 +99,17 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 	now := r.now()
 	due := r.dueAt(fed)
 	threshold := fed.Spec.PendingThreshold != nil && fed.Status.PendingCount >= *fed.Spec.PendingThreshold
-	if (!now.Before(due) || threshold) && !keyRecorded(recorded, key) {
+	scheduled := !now.Before(due) || threshold
+	request := r.anchorRequest(ctx, fed, evs)
+	if (scheduled || request != "") && !keyRecorded(recorded, key) {
 		// An anchor signed by a key that the stored key history lacks would be rejected
 		// by every reader: first this reconcile's status write records the key.
 		return ctrl.Result{RequeueAfter: markingRetry}, nil
 	}
-	if !now.Before(due) || threshold {
-		ca, covered, err := r.run(ctx, fed, key)
+	if scheduled || request != "" {
+		ca, covered, err := r.run(ctx, fed, key, request)
 		switch {
-		case errors.Is(err, errMarking):
+		case errors.Is(err, errMarking), errors.Is(err, errRequestAdopted):
 			logf.FromContext(ctx).V(1).Info("Anchor run waits", "reason", err.Error())
 			return ctrl.Result{RequeueAfter: markingRetry}, nil
 		case errors.Is(err, errNotEnoughParticipants):
@@ -121,13 +124,21 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 			anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
 			*evs = append(*evs, federationEvent{event{corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor",
 				fmt.Sprintf("anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)}, ca})
-			logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash)
+			logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash,
+				"request", request)
 		}
-		// The next run is an interval away, whether or not this one anchored.
-		next := metav1.NewTime(now.Add(fed.Spec.AnchorInterval.Duration))
-		fed.Status.NextAnchorTime = &next
-		due = next.Time
-	} else if fed.Status.NextAnchorTime == nil || !fed.Status.NextAnchorTime.Equal(&metav1.Time{Time: due}) {
+		if request != "" {
+			// In the same status write as the anchor: a request is handled once.
+			recordRequest(fed, request, ca, covered, err, now)
+		}
+		if scheduled {
+			// The next run is an interval away, whether or not this one anchored.
+			due = now.Add(fed.Spec.AnchorInterval.Duration)
+		} else {
+			due = r.dueAt(fed) // a requested run leaves the schedule as it was
+		}
+	}
+	if fed.Status.NextAnchorTime == nil || !fed.Status.NextAnchorTime.Equal(&metav1.Time{Time: due}) {
 		next := metav1.NewTime(due)
 		fed.Status.NextAnchorTime = &next
 	}

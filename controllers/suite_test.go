@@ -91,7 +91,8 @@ var _ = BeforeSuite(func() {
 	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid())),
 		Rekor: tlog.RekorOptions{Attempts: 1}}
 	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
-	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now})).To(Succeed())
+	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now,
+		Hooks: Hooks{AnchorCreated: onAnchorCreated}})).To(Succeed())
 	mgrClient = mgr.GetClient()
 	go func() {
 		defer GinkgoRecover()

@@ -119,6 +119,21 @@ func (s *Server) routes() []route {
 			}, bodyErrors...),
 		},
 		{
+			method: http.MethodPost, path: "/federation/anchor",
+			summary: "Run an anchor now",
+			description: "Admin only (Authorization: Bearer <admin token>, compared in constant time with the token in the Federation's " +
+				"admin Secret). Writes an anchor request into the Federation (or joins the one not yet handled: concurrent calls " +
+				"coalesce into one run), which the elected leader runs at once whatever the schedule, and answers once the " +
+				"Federation's status.anchorRequest records it: the anchor (one the federation made; the log members null while the " +
+				"log leg is pending), or {\"status\": \"no-op\", \"reason\": \"not enough participants\"} as the seed did (also 200). No body.",
+			handler: http.HandlerFunc(s.serveAnchorNow), response: anchorNowResponse{},
+			errors: []errorDoc{
+				{http.StatusUnauthorized, []string{"missing_token", "invalid_admin_token"}, "The Authorization header is absent, or is not exactly Bearer and this federation's admin token."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready", "admin_token_not_configured"}, "The Federation or its admin Secret does not exist yet, or the Secret holds no token."},
+				{http.StatusGatewayTimeout, []string{"anchor_pending"}, "The leader did not run the request in time; it still will. Adds \"request_id\"."},
+			},
+		},
+		{
 			method: http.MethodGet, path: "/federation/anchor/{id}",
 			summary: "An anchor's record",
 			description: "The stored record of an anchor the federation made (its hash recomputes and its signature verifies under a key " +

@@ -4,6 +4,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Annotations of an anchor request (docs/OPERATIONS.md, "POST /federation/anchor").
+const (
+	// AnchorRequestAnnotation on a Federation asks the Federation controller for an anchor
+	// run now, whatever the schedule: its value is the request's ID (1 to 128 characters
+	// of [A-Za-z0-9._:+-], such as a timestamp). The run is recorded in
+	// status.anchorRequest under that ID; a value equal to status.anchorRequest.id asks
+	// for nothing. POST /federation/anchor writes it; `kubectl annotate` can too.
+	AnchorRequestAnnotation = "federation.cairn.dev/anchor-requested-at"
+	// AnchorRequestIDAnnotation on a CrossAnchor is the ID of the request whose run made
+	// it, so that a run stopped after creating it is recorded as that request's, not
+	// run again.
+	AnchorRequestIDAnnotation = "federation.cairn.dev/anchor-request"
+	// AnchorSubmissionsAnnotation on a CrossAnchor is how many submissions the run that
+	// made it bound (decimal), for the request's record.
+	AnchorSubmissionsAnnotation = "federation.cairn.dev/submissions-anchored"
+)
+
 // TransparencyLogType selects the log that records cross-anchors.
 // +kubebuilder:validation:Enum=embedded;rekor
 type TransparencyLogType string
@@ -116,6 +133,39 @@ type AnchorSummary struct {
 	CrossAnchorHash Hash `json:"crossAnchorHash,omitempty"`
 }
 
+// AnchorRequest is the last anchor request (AnchorRequestAnnotation) the controller
+// handled, written in the same status update as the run's anchor.
+type AnchorRequest struct {
+	// id is the request's ID: the annotation's value.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	ID string `json:"id"`
+
+	// anchorID is the anchor the run made; empty when it made none.
+	// +optional
+	AnchorID AnchorID `json:"anchorID,omitempty"`
+
+	// submissionsAnchored is how many submissions that anchor binds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	SubmissionsAnchored int32 `json:"submissionsAnchored,omitempty"`
+
+	// reason is Anchored, or NotEnoughParticipants when the run made no anchor.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+
+	// message says what the run did, for people.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// handledAt is when the controller recorded the run.
+	// +optional
+	HandledAt metav1.Time `json:"handledAt,omitzero"`
+}
+
 // FederationStatus is what the controller observed and did.
 type FederationStatus struct {
 	// observedGeneration is the spec generation this status describes.
@@ -151,6 +201,18 @@ type FederationStatus struct {
 	// lastAnchor is the most recent cross-anchor.
 	// +optional
 	LastAnchor *AnchorSummary `json:"lastAnchor,omitempty"`
+
+	// anchorRequest is the last anchor request the controller handled.
+	// +optional
+	AnchorRequest *AnchorRequest `json:"anchorRequest,omitempty"`
+
+	// recentAnchorRequests are the last anchor requests handled, newest first (the first
+	// is anchorRequest), so that a caller waiting for one still finds it after a later
+	// request was handled.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	RecentAnchorRequests []AnchorRequest `json:"recentAnchorRequests,omitempty"`
 
 	// nextAnchorTime is when the next cross-anchor is due.
 	// +optional

@@ -1,0 +1,125 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// This file handles anchor requests: the Kubernetes request/handled pattern (as Flux's
+// requestedAt annotation and lastHandledReconcileAt). Whoever wants an anchor run now
+// (POST /federation/anchor on any replica, or `kubectl annotate`) writes a request ID
+// into the Federation's AnchorRequestAnnotation; the leader's Federation controller sees
+// an ID other than status.anchorRequest.id, runs an anchor at once, and records the
+// request in the same status write as the anchor. The run stamps the request's ID on the
+// CrossAnchor it creates, so that a run stopped between that Create and the status write
+// is recorded as the request's by adoptAnchors instead of being run again: each request
+// gets exactly one run.
+
+// errRequestAdopted means the anchor request a run was for turned out to be handled
+// already, by a run that stopped after creating its CrossAnchor: nothing is run again.
+var errRequestAdopted = errors.New("the anchor request was handled by an earlier run")
+
+// requestIDPattern is the grammar of an anchor request's ID: short, and safe to show.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:+-]{1,128}$`)
+
+// ValidAnchorRequestID reports whether id can name an anchor request: 1 to 128
+// characters of [A-Za-z0-9._:+-].
+func ValidAnchorRequestID(id string) bool { return requestIDPattern.MatchString(id) }
+
+// PendingAnchorRequest returns the ID of the anchor request fed's annotation holds when
+// the controller has not handled it yet, else "". An invalid ID is never pending: the
+// controller does not run for it.
+func PendingAnchorRequest(fed *fv1.Federation) string {
+	id := fed.Annotations[fv1.AnchorRequestAnnotation]
+	if !ValidAnchorRequestID(id) || AnchorRequestHandled(fed, id) {
+		return ""
+	}
+	return id
+}
+
+// AnchorRequestHandled reports whether fed's status records the request id as handled.
+func AnchorRequestHandled(fed *fv1.Federation, id string) bool {
+	return fed.Status.AnchorRequest != nil && fed.Status.AnchorRequest.ID == id
+}
+
+// anchorRequest returns the request a run is owed now, or "". An annotation that is not
+// a valid ID is reported in a Warning Event and otherwise ignored.
+func (r *FederationReconciler) anchorRequest(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) string {
+	id, ok := fed.Annotations[fv1.AnchorRequestAnnotation]
+	if ok && !ValidAnchorRequestID(id) {
+		logf.FromContext(ctx).Info("Ignored an invalid anchor request", "annotation", fv1.AnchorRequestAnnotation)
+		*evs = append(*evs, federationEvent{event{corev1.EventTypeWarning, "InvalidAnchorRequest", "Anchor",
+			fmt.Sprintf("annotation %s is not 1 to 128 characters of [A-Za-z0-9._:+-]; no anchor run", fv1.AnchorRequestAnnotation)}, nil})
+		return ""
+	}
+	return PendingAnchorRequest(fed)
+}
+
+// stampRequest marks ca as made by the run of request id, which binds submissions.
+func stampRequest(ca *fv1.CrossAnchor, id string, submissions int) {
+	if id == "" {
+		return
+	}
+	if ca.Annotations == nil {
+		ca.Annotations = map[string]string{}
+	}
+	ca.Annotations[fv1.AnchorRequestIDAnnotation] = id
+	ca.Annotations[fv1.AnchorSubmissionsAnnotation] = strconv.Itoa(submissions)
+}
+
+// recordRequest writes into fed's status that request id was handled at now: by anchor
+// ca, which binds covered submissions, or, with ca nil, by a run that made none for
+// cause.
+func recordRequest(fed *fv1.Federation, id string, ca *fv1.CrossAnchor, covered int, cause error, now time.Time) {
+	req := &fv1.AnchorRequest{ID: id, HandledAt: metav1.NewTime(now)}
+	if ca != nil {
+		req.AnchorID, req.SubmissionsAnchored, req.Reason = ca.Spec.AnchorID, int32(covered), fv1.ReasonAnchored
+		req.Message = fmt.Sprintf("anchored %d submissions of %d operators in %s", covered, len(ca.Spec.Participants), ca.Name)
+	} else {
+		req.Reason, req.Message = fv1.ReasonNotEnoughParticipants, cause.Error()
+	}
+	fed.Status.AnchorRequest = req
+	fed.Status.RecentAnchorRequests = append([]fv1.AnchorRequest{*req}, fed.Status.RecentAnchorRequests...)[:min(len(fed.Status.RecentAnchorRequests)+1, maxRecentRequests)]
+}
+
+// maxRecentRequests is how many handled requests status.recentAnchorRequests keeps.
+const maxRecentRequests = 16
+
+// HandledAnchorRequest returns the record of request id in fed's status (the last
+// request, or one of the recent ones), or nil when it is not handled, or so long ago that
+// status no longer lists it.
+func HandledAnchorRequest(fed *fv1.Federation, id string) *fv1.AnchorRequest {
+	if AnchorRequestHandled(fed, id) {
+		return fed.Status.AnchorRequest
+	}
+	for i := range fed.Status.RecentAnchorRequests {
+		if fed.Status.RecentAnchorRequests[i].ID == id {
+			return &fed.Status.RecentAnchorRequests[i]
+		}
+	}
+	return nil
+}
+
+// adoptRequest records the request stamped on ca, a trusted anchor just adopted as fed's
+// last, as handled by it, unless status records it already.
+func adoptRequest(fed *fv1.Federation, ca *fv1.CrossAnchor, now time.Time) {
+	id := ca.Annotations[fv1.AnchorRequestIDAnnotation]
+	if !ValidAnchorRequestID(id) || AnchorRequestHandled(fed, id) {
+		return
+	}
+	covered, err := strconv.Atoi(ca.Annotations[fv1.AnchorSubmissionsAnnotation])
+	if err != nil || covered < 0 {
+		covered = 0
+	}
+	recordRequest(fed, id, ca, covered, nil, now)
+}
