@@ -32,7 +32,9 @@ type AnchorChecks struct {
 }
 
 // Trusted reports whether every check passed: exactly when TrustAnchor passes ca.
-func (c AnchorChecks) Trusted() bool { return c.HashRecomputed && c.SignatureVerified && c.KeyInHistory }
+func (c AnchorChecks) Trusted() bool {
+	return c.HashRecomputed && c.SignatureVerified && c.KeyInHistory
+}
 
 // CheckAnchor runs TrustAnchor's checks on ca one by one, without stopping at the first
 // that fails, and without any remembered verdict.
