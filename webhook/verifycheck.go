@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"crypto"
-	"crypto/ed25519"
 	"errors"
 	"strings"
 	"time"
@@ -148,7 +147,7 @@ func verifyLogEntry(ctx context.Context, ev *anchorEvidence) (int64, error) {
 	}
 	content, err := protocol.CrossAnchorLogContent(string(ca.Spec.CrossAnchorHash))
 	anchorKey, kerr := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
-	if err != nil || kerr != nil || protocol.VerifyHashedRekord(body, content, ed25519.PublicKey(anchorKey)) != nil {
+	if err != nil || kerr != nil || protocol.VerifyHashedRekord(body, content, anchorKey) != nil {
 		return 0, errors.New("the log's entry at the anchor's log index is not this anchor's record")
 	}
 	return index, nil
