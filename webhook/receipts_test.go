@@ -174,6 +174,27 @@ var _ = Describe("GET /federation/receipts and GET /receipts", Ordered, func() {
 		}
 	})
 
+	It("serves the pending receipt of an anchor whose status names a log entry the log's proof does not back", func() {
+		// The attack: whoever can write status moves the log index; a receipt must not
+		// carry, signed, a log entry nothing proved.
+		ca := logged(f.anchorOver("anchor-20261103-005", f.signingKey(), f.submission("receipts-alice-1")))
+		moved := ca.DeepCopy()
+		moved.Status.LogEntry.LogIndex += 1000
+		Expect(k8sClient.Status().Update(ctx, moved)).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := doAuth(s, http.MethodGet, "/receipts?since=anchor-20261103-004", bearer(alice.key, nil), nil)
+			g.Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+			var page receiptsResponse
+			g.Expect(json.Unmarshal(a.raw, &page)).To(Succeed())
+			g.Expect(page.Receipts).To(HaveLen(1))
+			rep, err := protocol.VerifyReceiptWith(page.Receipts[0], protocol.ReceiptVerifyOptions{FederationKey: fedPub, LogKey: logPub})
+			g.Expect(err).NotTo(HaveOccurred(), string(page.Receipts[0]))
+			g.Expect(rep.Receipt.AnchorID).To(Equal("anchor-20261103-005"))
+			g.Expect(rep.Receipt.TLogEntry).To(BeEmpty(), "the pending receipt")
+			g.Expect(rep.Receipt.TLogLogIndex).To(BeNil())
+		}).Should(Succeed())
+	})
+
 	It("still answers a withdrawn operator its receipts", func() {
 		a := postBody(withdrawnServer, "/federation/withdraw", protocol.NewWithdrawal(bob.key, time.Now()))
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
