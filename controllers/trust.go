@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,8 +118,20 @@ func (t *anchorTrust) remember(ca *fv1.CrossAnchor) {
 	t.verdicts[anchorVersion{ca.UID, ca.Generation}] = anchorVerdict{keyPEM: ca.Spec.FederationPublicKeyPEM}
 }
 
-// verifyAnchorSpec checks everything about ca's spec but whose key signed it.
+// verifyAnchorSpec checks everything about ca's spec but whose key signed it: its hash
+// (anchorHashError), then its signature (anchorSignatureError).
 func verifyAnchorSpec(ca *fv1.CrossAnchor) error {
+	if err := anchorHashError(ca); err != nil {
+		return err
+	}
+	return anchorSignatureError(ca)
+}
+
+// anchorHashError returns nil when ca's anchorID is its name, every participant has a
+// positive lastSeq, and its crossAnchorHash recomputes from its participants (in strictly
+// ascending operator ID order, of the shapes protocol.CrossAnchorHash requires) and
+// anchoredAt. The error wraps errUntrusted and states no recomputed value.
+func anchorHashError(ca *fv1.CrossAnchor) error {
 	if string(ca.Spec.AnchorID) != ca.Name {
 		return fmt.Errorf("%w: CrossAnchor %s names anchor %s", errUntrusted, ca.Name, ca.Spec.AnchorID)
 	}
@@ -126,29 +140,48 @@ func verifyAnchorSpec(ca *fv1.CrossAnchor) error {
 			return fmt.Errorf("%w: CrossAnchor %s gives operator %s no lastSeq", errUntrusted, ca.Name, p.OperatorID)
 		}
 	}
+	r := anchorReceipt(ca)
+	want, err := protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt)
+	if err != nil {
+		return fmt.Errorf("%w: CrossAnchor %s: participating_operators or anchored_at: %w", errUntrusted, ca.Name, err)
+	}
+	if want != r.CrossAnchorHash {
+		return fmt.Errorf("%w: CrossAnchor %s: cross_anchor_hash mismatch: its crossAnchorHash does not recompute from its participants and anchoredAt", errUntrusted, ca.Name)
+	}
+	return nil
+}
+
+// anchorSignatureError returns nil when ca's federationSignature (canonical padded base64
+// of 64 bytes) verifies under its federationPublicKeyPEM over the receipt payload of
+// anchorReceipt(ca), or of its legacy form. Whose key that is, and whether the hash
+// recomputes, are not checked here.
+func anchorSignatureError(ca *fv1.CrossAnchor) error {
 	pub, err := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
 	if err != nil {
 		return fmt.Errorf("%w: CrossAnchor %s: federationPublicKeyPEM: %w", errUntrusted, ca.Name, err)
 	}
-	r := anchorReceipt(ca)
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+	sig, err := base64.StdEncoding.Strict().DecodeString(string(ca.Spec.FederationSignature))
+	if err != nil || len(sig) != ed25519.SignatureSize ||
+		base64.StdEncoding.EncodeToString(sig) != string(ca.Spec.FederationSignature) {
+		return fmt.Errorf("%w: CrossAnchor %s: federationSignature is not the padded base64 of 64 bytes", errUntrusted, ca.Name)
 	}
-	_, err = protocol.VerifyReceipt(raw, pub)
-	if err != nil {
+	r := anchorReceipt(ca)
+	for _, legacy := range [...]bool{false, true} {
 		// An anchor signed before receipts named their log's key signs the legacy form.
-		r.Legacy = true
-		if legacy, lerr := json.Marshal(r); lerr == nil {
-			if _, lerr = protocol.VerifyReceipt(legacy, pub); lerr == nil {
-				err = nil
-			}
+		r.Legacy = legacy
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+		}
+		payload, err := protocol.ReceiptPayload(raw)
+		if err != nil {
+			return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+		}
+		if ed25519.Verify(pub, payload, sig) {
+			return nil
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err) // states no recomputed value
-	}
-	return nil
+	return fmt.Errorf("%w: CrossAnchor %s: %w: federation_signature over the receipt payload", errUntrusted, ca.Name, protocol.ErrSignature)
 }
 
 // anchorReceipt is the receipt ca's federationSignature signs: the anchor's record

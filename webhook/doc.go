@@ -7,7 +7,9 @@
 // controller has given a verdict.
 //
 // Served so far: GET /federation/register/challenge, POST /federation/register,
-// GET /federation/status, GET /federation/anchor/{id}, GET /federation/operator/{id}, the
+// GET /federation/status, GET /federation/anchor/{id}, GET /federation/operator/{id},
+// GET /federation/verify/{id} (verify.go, verifycheck.go), GET /federation/receipts and
+// GET /receipts (receipts.go), the
 // embedded log's tiles under GET /federation/log/ (logtiles.go), POST /federation/withdraw,
 // POST /federation/rotate-key, POST /federation/anchor (anchornow.go) and GET /federation/openapi.json. One route table (routes.go) builds both the mux and the
 // OpenAPI document. Every error answer has one JSON shape,

@@ -75,24 +75,41 @@ func (f readFederation) anchor(id string, key ed25519.PrivateKey, operators ...s
 	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: id}}
 	ca.Spec.AnchorID = fv1.AnchorID(id)
 	ca.Spec.AnchoredAt = fmt.Sprintf("20%s-%s-%sT06:00:00.%09dZ", id[9:11], id[11:13], id[13:15], len(id)+int(id[18]))
-	r := protocol.Receipt{AnchorID: id, AnchoredAt: ca.Spec.AnchoredAt}
 	for _, op := range ids {
 		sum := sha256.Sum256([]byte(id + " " + op))
 		cs := hex.EncodeToString(sum[:])
 		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: fv1.OperatorID(op), ChainSignature: fv1.Hash(cs), LastSeq: 7})
-		r.ParticipatingOperators = append(r.ParticipatingOperators, protocol.Participant{OperatorID: op, ChainSignature: cs})
 	}
-	var err error
-	r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt)
-	Expect(err).NotTo(HaveOccurred())
-	_, err = protocol.SignReceipt(&r, key)
-	Expect(err).NotTo(HaveOccurred())
-	ca.Spec.CrossAnchorHash, ca.Spec.FederationSignature = fv1.Hash(r.CrossAnchorHash), fv1.Signature(r.FederationSignature)
-	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
+	signAnchorSpec(ca, key)
 	Expect(k8sClient.Create(ctx, ca)).To(Succeed())
 	DeferCleanup(func() { _ = k8sClient.Delete(ctx, ca) })
 	Eventually(func() error { return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ca), &fv1.CrossAnchor{}) }).Should(Succeed())
 	return ca
+}
+
+// signAnchorSpec computes ca's hash from its participants and anchoredAt and signs it
+// with key, as an anchor run does.
+func signAnchorSpec(ca *fv1.CrossAnchor, key ed25519.PrivateKey) {
+	GinkgoHelper()
+	Expect(signedAnchorSpec(ca, key)).To(Succeed())
+}
+
+// signedAnchorSpec is signAnchorSpec outside Ginkgo (the benchmarks).
+func signedAnchorSpec(ca *fv1.CrossAnchor, key ed25519.PrivateKey) error {
+	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt}
+	for _, p := range ca.Spec.Participants {
+		r.ParticipatingOperators = append(r.ParticipatingOperators, protocol.Participant{OperatorID: string(p.OperatorID), ChainSignature: string(p.ChainSignature)})
+	}
+	var err error
+	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
+		return err
+	}
+	if _, err = protocol.SignReceipt(&r, key); err != nil {
+		return err
+	}
+	ca.Spec.CrossAnchorHash, ca.Spec.FederationSignature = fv1.Hash(r.CrossAnchorHash), fv1.Signature(r.FederationSignature)
+	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(r.FederationPublicKeyPEM)
+	return nil
 }
 
 // register registers r through s and returns its operator ID.

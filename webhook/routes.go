@@ -147,6 +147,24 @@ func (s *Server) routes() []route {
 			},
 		},
 		{
+			method: http.MethodGet, path: "/federation/verify/{id}",
+			summary: "Verify an anchor now",
+			description: "A live check trusting nothing stored: recomputes the hash, verifies the signature under the anchor's own key " +
+				"and that key against the Federation's key history, fetches the log entry again and verifies its inclusion proof " +
+				"against a checkpoint read now under the log's key, and re-verifies each participant's covered submission under the " +
+				"key its operator held when it was accepted. A check that fails, a stored anchor the federation did not make, or a " +
+				"log that cannot be reached (reason \"log unreachable\") is answered 200 with valid false.",
+			handler: http.HandlerFunc(s.serveVerify), response: verifyResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The anchor ID, such as anchor-20261124-001."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_anchor_id"}, "The ID is not of the form anchor-YYYYMMDD-NNN."},
+				{http.StatusNotFound, []string{"anchor_not_found"}, "No anchor of that ID is stored."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		receiptsRoute(s, "/federation/receipts"),
+		receiptsRoute(s, "/receipts"),
+		{
 			method: http.MethodGet, path: "/federation/operator/{id}",
 			summary: "An operator's summary",
 			description: "The seed's record of a registered operator, with one page of its accepted submissions and of the anchors " +
@@ -205,6 +223,30 @@ func (s *Server) routes() []route {
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
 			},
 		},
+	}
+}
+
+// receiptsRoute is GET path of the operator's receipts: /federation/receipts and the
+// seed's /receipts are the same operation.
+func receiptsRoute(s *Server, path string) route {
+	return route{
+		method: http.MethodGet, path: path,
+		summary: "The operator's receipts",
+		description: "The signed receipts of every anchor the federation made that binds the operator whose bearer token " +
+			"verifies (a withdrawn operator's too), newest first; each signed by the key that signed its anchor and carrying the " +
+			"log's proof bundle (tlog_entry) once the log recorded the anchor and its proof verifies. The token binds the empty " +
+			"body (or is a challenge token).",
+		handler: http.HandlerFunc(s.serveReceipts), response: receiptsResponse{},
+		params: []paramDoc{
+			{in: "query", name: "since", description: "An anchor ID: only receipts of anchors whose ID sorts after it (made later)."},
+			{in: "query", name: "limit", description: "Receipts per page, 1 to 1000; 100 when absent.", integer: true},
+			{in: "query", name: "page_token", description: "The next_page_token of the previous page."},
+			{in: "query", name: "after", description: "An alias of page_token."},
+		},
+		errors: append([]errorDoc{
+			{http.StatusBadRequest, []string{"invalid_anchor_id", "invalid_limit", "invalid_page_token"}, "since is not an anchor ID, limit is not 1 to 1000, or page_token is not one this API gave."},
+			{http.StatusServiceUnavailable, []string{"federation_not_ready", "signing_key_unavailable"}, "The Federation does not exist, or no Secret holds the key that signed an anchor of the page (nor a later key of the key history)."},
+		}, tokenErrors...),
 	}
 }
 

@@ -1,14 +1,11 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -148,16 +145,7 @@ type answer struct {
 // do sends a request to s and decodes the JSON answer.
 func do(s http.Handler, method, path string, body []byte) answer {
 	GinkgoHelper()
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	req = req.WithContext(ctx)
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
-	raw, _ := io.ReadAll(rec.Result().Body)
-	a := answer{status: rec.Code, header: rec.Header(), raw: raw}
-	if rec.Header().Get("Content-Type") == "application/json" {
-		Expect(json.Unmarshal(raw, &a.body)).To(Succeed(), string(raw))
-	}
-	return a
+	return doAuth(s, method, path, "", body)
 }
 
 // challenge gets a challenge from s.

@@ -1,0 +1,170 @@
+package webhook
+
+import (
+	"cmp"
+	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/tlog"
+)
+
+// receiptsResponse is the answer of GET /federation/receipts and GET /receipts.
+type receiptsResponse struct {
+	OperatorID string `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
+	// Receipts are signed receipts (docs/PROTOCOL.md §7), newest first.
+	Receipts      []json.RawMessage `json:"receipts" doc:"One page of the operator's signed receipts (docs/PROTOCOL.md §7), newest first, each exactly as signed."`
+	NextPageToken *string           `json:"next_page_token" doc:"Pass as page_token for the next page; null on the last."`
+}
+
+// serveReceipts answers GET /federation/receipts and GET /receipts: the receipts of the
+// operator whose bearer token verifies (withdrawn or not) for every anchor the
+// federation made (controllers.TrustAnchor) that binds it, newest first (anchoredAt, then
+// anchor ID), ?since=<anchor_id> keeping those whose ID sorts after it, paged as GET
+// /federation/operator/{id} pages. Each is signed by the key that signed its anchor
+// (controllers.Receipt) and carries the log's proof bundle once the log leg verifies
+// under the log's key.
+func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	auth, err := s.authenticate(ctx, r)
+	if err == nil {
+		// A GET binds the empty body: a token made for another request's body is refused.
+		err = auth.checkBody(sha256.Sum256(nil))
+	}
+	if err != nil {
+		s.fail(ctx, w, "authenticate", err)
+		return
+	}
+	since := r.URL.Query().Get("since")
+	if since != "" && !anchorIDPattern.MatchString(since) {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_anchor_id",
+			message: "since must be an anchor ID such as anchor-20261124-001"})
+		return
+	}
+	limit, tok, err := pageParams(r)
+	if err != nil {
+		s.fail(ctx, w, "read the page parameters", err)
+		return
+	}
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		s.fail(ctx, w, "read the federation", err)
+		return
+	}
+	res, err := s.receiptsPage(ctx, fed, auth.ID(), since, limit, tok)
+	if err != nil {
+		s.fail(ctx, w, "sign the receipts", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// receiptsPage is one page of operator id's receipts.
+func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, since string, limit int, tok *pageToken) (*receiptsResponse, error) {
+	var anchors fv1.CrossAnchorList
+	if err := s.client.List(ctx, &anchors, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, err
+	}
+	var bound []*fv1.CrossAnchor
+	for i := range anchors.Items {
+		ca := &anchors.Items[i]
+		if ca.Name <= since || !slices.ContainsFunc(ca.Spec.Participants, func(p fv1.Participant) bool { return string(p.OperatorID) == id }) {
+			continue
+		}
+		if controllers.TrustAnchor(fed, ca) != nil {
+			continue // not the federation's: no receipt
+		}
+		if tok.Anchor.older(ca.Spec.AnchoredAt, ca.Name) {
+			bound = append(bound, ca)
+		}
+	}
+	slices.SortFunc(bound, func(a, b *fv1.CrossAnchor) int { // newest first
+		return cmp.Or(cmp.Compare(b.Spec.AnchoredAt, a.Spec.AnchoredAt), cmp.Compare(b.Name, a.Name))
+	})
+	res := &receiptsResponse{OperatorID: id, Receipts: []json.RawMessage{}}
+	if len(bound) > limit {
+		last := bound[limit-1]
+		raw, err := json.Marshal(pageToken{Anchor: &pageKey{At: last.Spec.AnchoredAt, Name: last.Name}})
+		if err != nil {
+			return nil, err
+		}
+		t := base64.RawURLEncoding.EncodeToString(raw)
+		res.NextPageToken = &t
+		bound = bound[:limit]
+	}
+	if len(bound) == 0 {
+		return res, nil
+	}
+	keys, err := controllers.SigningKeys(ctx, s.client, fed)
+	if err != nil {
+		return nil, err
+	}
+	logKey := s.receiptLogKey(ctx, fed)
+	for _, ca := range bound {
+		raw, err := s.receipt(ctx, fed, ca, keys, logKey)
+		if err != nil {
+			return nil, err
+		}
+		res.Receipts = append(res.Receipts, raw)
+	}
+	return res, nil
+}
+
+// receipt signs ca's receipt with the key that signed ca (controllers.ReceiptSigner). Its
+// log members and proof bundle come from ca's status only when they verify under logKey
+// (controllers.VerifyLogLeg); otherwise the receipt is the pending one.
+func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor,
+	keys map[fv1.PublicKeyPEM]ed25519.PrivateKey, logKey crypto.PublicKey,
+) (json.RawMessage, error) {
+	key, ok := controllers.ReceiptSigner(fed, ca, keys)
+	if !ok {
+		s.log.ErrorContext(ctx, "No signing key Secret holds the key that signed an anchor, or a later one", "anchorID", ca.Name)
+		return nil, &apiError{status: http.StatusServiceUnavailable, code: "signing_key_unavailable",
+			message: "the federation cannot sign the receipt of " + ca.Name + ": no Secret holds the key that signed it"}
+	}
+	if ca.Status.Phase == fv1.PhaseAnchored {
+		if logKey == nil || controllers.VerifyLogLeg(ca, logKey) != nil {
+			s.log.WarnContext(ctx, "Serving a pending receipt: the anchor's log entry does not verify under the log's key", "anchorID", ca.Name)
+			pending := ca.DeepCopy()
+			pending.Status = fv1.CrossAnchorStatus{}
+			ca = pending
+		}
+	}
+	raw, err := controllers.Receipt(fed, ca, key, logKey)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// receiptLogKey is the key receipts name for fed's log: the pinned or embedded key
+// (logKey), else the key an unpinned Rekor serves, as the controllers use it. nil when
+// it cannot be had now: receipts are then served pending.
+func (s *Server) receiptLogKey(ctx context.Context, fed *fv1.Federation) crypto.PublicKey {
+	key, err := s.logKey(ctx, fed)
+	if err == nil {
+		return key
+	}
+	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor && fed.Spec.TransparencyLog.PublicKeyPEM == "" {
+		rekor, rerr := tlog.NewRekor(tlog.RekorOptions{URL: fed.Spec.TransparencyLog.URL, Attempts: 1,
+			HTTPClient: &http.Client{Timeout: rekorVerifyTimeout}})
+		if rerr == nil {
+			if key, err = rekor.PublicKey(ctx); err == nil {
+				return key
+			}
+		}
+		err = errors.Join(err, rerr)
+	}
+	s.log.WarnContext(ctx, "Serving pending receipts: the log's key is unknown", "error", err)
+	return nil
+}

@@ -1,0 +1,127 @@
+package webhook
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// rekorVerifyTimeout bounds each request a live check sends a Rekor log: the check
+// answers "log unreachable" rather than wait out the client's retries.
+const rekorVerifyTimeout = 10 * time.Second
+
+// serveVerify answers GET /federation/verify/{id}: a live check of the stored anchor id
+// (verifycheck.go). An anchor that fails a check is answered 200 with valid false and the
+// checks that failed, forged ones included: the answer is a verification, not a record.
+func (s *Server) serveVerify(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if !anchorIDPattern.MatchString(id) {
+		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_anchor_id",
+			message: "an anchor ID looks like anchor-20261124-001"})
+		return
+	}
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		s.fail(ctx, w, "read the federation", err)
+		return
+	}
+	ev, err := s.anchorEvidence(ctx, fed, id)
+	if err != nil {
+		s.fail(ctx, w, "read the anchor's evidence", err)
+		return
+	}
+	res := verifyAnchor(ctx, ev, s.now())
+	if !res.Valid {
+		s.log.InfoContext(ctx, "An anchor did not verify", "anchorID", id, "reason", *res.Reason)
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// anchorEvidence reads what the live check of anchor id needs: 404 anchor_not_found when
+// no CrossAnchor of that name exists in fed's namespace.
+func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id string) (*anchorEvidence, error) {
+	var ca fv1.CrossAnchor
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca)
+	if apierrors.IsNotFound(err) {
+		return nil, anchorNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ev := &anchorEvidence{fed: fed, ca: &ca, operators: map[fv1.OperatorID]*fv1.FederationOperator{},
+		submissions: map[submissionKey][]*fv1.Submission{}}
+	var ops fv1.FederationOperatorList
+	if err := s.client.List(ctx, &ops, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	for i := range ops.Items {
+		if fo := &ops.Items[i]; controllers.Registered(fo) {
+			ev.operators[fo.Status.OperatorID] = fo
+		}
+	}
+	var subs fv1.SubmissionList
+	if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	for i := range subs.Items {
+		sub := &subs.Items[i]
+		k := submissionKey{sub.Spec.OperatorID, sub.Spec.LastSeq}
+		ev.submissions[k] = append(ev.submissions[k], sub)
+	}
+	ev.logKey, ev.logKeyErr = s.logKey(ctx, fed)
+	ev.readEntry = s.entryReader(fed, ev.logKey)
+	return ev, nil
+}
+
+// logKey is the key fed's transparency log signs with (controllers.LogPublicKeyPEM): an
+// unpinned Rekor key is refused, since a key fetched from the log vouches for nothing.
+func (s *Server) logKey(ctx context.Context, fed *fv1.Federation) (crypto.PublicKey, error) {
+	pemText, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	if err != nil {
+		s.log.WarnContext(ctx, "Failed to read the log's key", "error", err)
+		return nil, errors.New("the log's key could not be read")
+	}
+	if pemText == "" {
+		return nil, errors.New("the Federation pins no key for its Rekor log")
+	}
+	key, err := protocol.ParseLogPublicKeyPEM([]byte(pemText))
+	if err != nil {
+		return nil, errors.New("the Federation's log key does not parse")
+	}
+	return key, nil
+}
+
+// entryReader returns how to fetch an entry of fed's log now: the embedded log's files in
+// LogDir/<namespace>/<name> (tlog.ReadDirEntry), or the Rekor server fed names, pinned to
+// key. A replica without a log directory reaches no embedded log.
+func (s *Server) entryReader(fed *fv1.Federation, key crypto.PublicKey) func(context.Context, int64) (*tlog.Entry, error) {
+	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+		return func(ctx context.Context, index int64) (*tlog.Entry, error) {
+			rekor, err := tlog.NewRekor(tlog.RekorOptions{URL: fed.Spec.TransparencyLog.URL,
+				PublicKeyPEM: []byte(fed.Spec.TransparencyLog.PublicKeyPEM), Attempts: 1,
+				HTTPClient: &http.Client{Timeout: rekorVerifyTimeout}})
+			if err != nil {
+				return nil, err
+			}
+			return rekor.Entry(ctx, index)
+		}
+	}
+	return func(ctx context.Context, index int64) (*tlog.Entry, error) {
+		if s.logDir == "" {
+			return nil, &tlog.UnavailableError{Op: "read entry", Err: errors.New("this replica has no log directory")}
+		}
+		return tlog.ReadDirEntry(ctx, filepath.Join(s.logDir, fed.Namespace, fed.Name), index, key)
+	}
+}

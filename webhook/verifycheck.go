@@ -1,0 +1,154 @@
+package webhook
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"strings"
+	"time"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// This file is the live check of GET /federation/verify/{id}, on evidence already read:
+// it trusts nothing the anchor's status says, and states no value that would have
+// passed a check that failed.
+
+// verifyResponse is the answer of GET /federation/verify/{id}: the seed's (LEGACY-BIJOTEL
+// §3.5, GET /verify/{id}, its checks those of §3.6) plus Cairn's members.
+type verifyResponse struct {
+	AnchorID        string       `json:"anchor_id" example:"\"anchor-20261124-001\""`
+	Valid           bool         `json:"valid" doc:"Every check passed."`
+	CrossAnchorHash string       `json:"cross_anchor_hash" doc:"The hash the stored anchor states (never a recomputed one)."`
+	Checks          verifyChecks `json:"checks"`
+	Reason          *string      `json:"reason" doc:"Why each failed check failed, joined by \"; \"; null when valid."`
+	RekorLogIndex   *int64       `json:"rekor_log_index" doc:"The seed's name for tlog_log_index."`
+	// Cairn's members.
+	TLogLogIndex       *int64   `json:"tlog_log_index" doc:"The log index whose entry was fetched and verified now; null unless tlog_inclusion_verified."`
+	Participants       int      `json:"participants" doc:"How many operators the anchor binds."`
+	FailedParticipants []string `json:"failed_participants" doc:"The operator IDs whose covered submission was not found or did not verify, in operator ID order."`
+	VerifiedAt         string   `json:"verified_at" doc:"When the checks ran, RFC 3339 UTC with nine fractional digits."`
+}
+
+// verifyChecks are the checks of a live verification, each run on its own.
+type verifyChecks struct {
+	PubkeyMatchesExpected     bool `json:"pubkey_matches_expected" doc:"Seed name: the anchor's key is one the federation holds or held (equals federation_key_in_history)."`
+	SignatureVerified         bool `json:"signature_verified" doc:"The federation signature verifies under the anchor's own key snapshot."`
+	CrossAnchorHashRecomputed bool `json:"cross_anchor_hash_recomputed" doc:"The hash recomputes from the participants and anchored_at."`
+	Bound                     bool `json:"bound" doc:"Seed name: the verification is bound to a trusted key (equals federation_key_in_history)."`
+	FederationKeyInHistory    bool `json:"federation_key_in_history" doc:"The anchor's key is in the Federation's key history."`
+	TLogInclusionVerified     bool `json:"tlog_inclusion_verified" doc:"The log entry, fetched now, is the anchor's hashedrekord and its inclusion proof verifies against a checkpoint read now under the log's key."`
+	ParticipantsVerified      bool `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted."`
+}
+
+// anchorEvidence is what a live check reads: the Federation, the anchor, the registered
+// operators by ID, and the accepted-or-not submissions by operator and lastSeq.
+type anchorEvidence struct {
+	fed         *fv1.Federation
+	ca          *fv1.CrossAnchor
+	operators   map[fv1.OperatorID]*fv1.FederationOperator
+	submissions map[submissionKey][]*fv1.Submission
+	// logKey is the key the Federation's log signs with, or logKeyErr why it is unknown.
+	logKey    crypto.PublicKey
+	logKeyErr error
+	// readEntry fetches a log entry now, with a proof against a checkpoint read now.
+	readEntry func(ctx context.Context, index int64) (*tlog.Entry, error)
+}
+
+// submissionKey finds the submissions an anchor participant may cover.
+type submissionKey struct {
+	operator fv1.OperatorID
+	lastSeq  int64
+}
+
+// errLogUnreachable is the reason of a log check that could not reach the log.
+var errLogUnreachable = errors.New("log unreachable")
+
+// verifyAnchor runs every check on ev and answers, at now.
+func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verifyResponse {
+	ca := ev.ca
+	res := verifyResponse{AnchorID: ca.Name, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
+		Participants: len(ca.Spec.Participants), FailedParticipants: []string{}, VerifiedAt: protocol.FormatAnchoredAt(now)}
+	spec := controllers.CheckAnchor(ev.fed, ca)
+	reasons := spec.Reasons
+	res.Checks.CrossAnchorHashRecomputed, res.Checks.SignatureVerified = spec.HashRecomputed, spec.SignatureVerified
+	res.Checks.FederationKeyInHistory = spec.KeyInHistory
+	res.Checks.PubkeyMatchesExpected, res.Checks.Bound = spec.KeyInHistory, spec.KeyInHistory
+
+	if index, err := verifyLogEntry(ctx, ev); err != nil {
+		reasons = append(reasons, "log: "+err.Error())
+	} else {
+		res.Checks.TLogInclusionVerified = true
+		res.TLogLogIndex, res.RekorLogIndex = &index, &index
+	}
+
+	for _, p := range ca.Spec.Participants {
+		if !participantVerified(ev, p) {
+			res.FailedParticipants = append(res.FailedParticipants, string(p.OperatorID))
+		}
+	}
+	res.Checks.ParticipantsVerified = len(res.FailedParticipants) == 0 && len(ca.Spec.Participants) > 0
+	if !res.Checks.ParticipantsVerified {
+		reasons = append(reasons, "participants: the covered submissions of the operators in failed_participants were not found or do not verify under the keys their operators held when they were accepted")
+	}
+	c := res.Checks
+	res.Valid = c.SignatureVerified && c.CrossAnchorHashRecomputed && c.FederationKeyInHistory && c.TLogInclusionVerified && c.ParticipantsVerified
+	if !res.Valid {
+		reason := strings.Join(reasons, "; ")
+		res.Reason = &reason
+	}
+	return res
+}
+
+// participantVerified reports whether an accepted submission of p's operator is the one p
+// covers and re-verifies (controllers.VerifyParticipant).
+func participantVerified(ev *anchorEvidence, p fv1.Participant) bool {
+	fo := ev.operators[p.OperatorID]
+	if fo == nil {
+		return false
+	}
+	for _, sub := range ev.submissions[submissionKey{p.OperatorID, p.LastSeq}] {
+		if controllers.VerifyParticipant(fo, sub, p) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyLogEntry fetches the anchor's entry from the log now, by the index its status
+// names (a pointer only: what is fetched is verified), and checks that its inclusion proof
+// verifies against the checkpoint read now under the log's key and that it is the
+// hashedrekord of the anchor's hash signed by the anchor's key. It returns the index
+// verified, or why not, stating no value that would have passed.
+func verifyLogEntry(ctx context.Context, ev *anchorEvidence) (int64, error) {
+	ca := ev.ca
+	if ca.Status.LogEntry == nil {
+		return 0, errors.New("the anchor is not in the log yet")
+	}
+	if ev.logKeyErr != nil {
+		return 0, ev.logKeyErr
+	}
+	index := ca.Status.LogEntry.LogIndex
+	e, err := ev.readEntry(ctx, index)
+	switch {
+	case errors.Is(err, tlog.ErrNotFound):
+		return 0, errors.New("the log has no entry at the anchor's log index")
+	case errors.Is(err, tlog.ErrUnavailable):
+		return 0, errLogUnreachable
+	case err != nil:
+		return 0, errors.New("the log's entry or proof does not verify under the log's key")
+	}
+	body, err := protocol.VerifyLogBundle(&e.Bundle, protocol.LogVerifyOptions{Key: ev.logKey, AllowMissingSET: true})
+	if err != nil || e.Bundle.LogIndex != index || e.Bundle.Verification.InclusionProof.LogIndex != index {
+		return 0, errors.New("the log's entry or proof does not verify under the log's key")
+	}
+	content, err := protocol.CrossAnchorLogContent(string(ca.Spec.CrossAnchorHash))
+	anchorKey, kerr := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
+	if err != nil || kerr != nil || protocol.VerifyHashedRekord(body, content, anchorKey) != nil {
+		return 0, errors.New("the log's entry at the anchor's log index is not this anchor's record")
+	}
+	return index, nil
+}
