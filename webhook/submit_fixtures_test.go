@@ -30,25 +30,29 @@ type chain struct {
 func newChain(key ed25519.PrivateKey, label string, n int) *chain {
 	GinkgoHelper()
 	c := &chain{key: key, secret: []byte(fmt.Sprintf("chain secret of %-16s", label))}
-	c.grow(n)
+	Expect(c.grow(n, 32)).To(Succeed())
 	return c
 }
 
-// grow seals n more entries.
-func (c *chain) grow(n int) {
-	GinkgoHelper()
+// grow seals n more entries, each with a prompt of promptBytes.
+func (c *chain) grow(n, promptBytes int) error {
 	sealer, err := protocol.NewEntrySealer(c.secret)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		return err
+	}
 	for range n {
 		seq := int64(len(c.entries)) + 1
 		prev := protocol.GenesisPrevHash
 		if seq > 1 {
 			prev = c.entries[seq-2].HMACHash
 		}
-		e, err := sealer.Seal(seq, prev, spanBody(seq, 32))
-		Expect(err).NotTo(HaveOccurred())
+		e, err := sealer.Seal(seq, prev, spanBody(seq, promptBytes))
+		if err != nil {
+			return err
+		}
 		c.entries = append(c.entries, e)
 	}
+	return nil
 }
 
 // spanBody is a model call of seq with a prompt of promptBytes.
