@@ -9,7 +9,7 @@
 // Served so far: GET /federation/register/challenge, POST /federation/register,
 // GET /federation/status, GET /federation/anchor/{id}, GET /federation/operator/{id}, the
 // embedded log's tiles under GET /federation/log/ (logtiles.go), POST /federation/withdraw,
-// POST /federation/rotate-key and GET /federation/openapi.json. One route table (routes.go) builds both the mux and the
+// POST /federation/rotate-key, POST /federation/submit (submit*.go) and GET /federation/openapi.json. One route table (routes.go) builds both the mux and the
 // OpenAPI document. Every error answer has one JSON shape,
 // {"error": "<code>", "message": "<text>", ...extra members}; docs/OPERATIONS.md lists the
 // codes.
