@@ -22,7 +22,7 @@ var _ = Describe("POST /federation/submit refuses", func() {
 		body []byte
 	)
 	BeforeEach(func() {
-		s = newServer(Options{OperatorRatePerSecond: -1})
+		s = submitServer(Options{})
 		r = registered(s, "Target Org")
 		c = newChain(r.key, "target", 10)
 		body = c.export(1, 10, exportTime())
@@ -85,7 +85,7 @@ var _ = Describe("POST /federation/submit refuses", func() {
 	})
 
 	It("a body over the limit, mid-stream, with 413", func() {
-		small := newServer(Options{OperatorRatePerSecond: -1, MaxBodyBytes: int64(len(body) / 2)})
+		small := submitServer(Options{MaxBodyBytes: int64(len(body) / 2)})
 		a := submit(small, r.key, body)
 		Expect(a.status).To(Equal(http.StatusRequestEntityTooLarge), string(a.raw))
 		Expect(a.body["error"]).To(Equal("body_too_large"))

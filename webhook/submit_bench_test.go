@@ -127,7 +127,7 @@ func post(hc *http.Client, url string, key ed25519.PrivateKey, body []byte) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw, err
 }
@@ -293,7 +293,7 @@ func getChallenge(url string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var c challengeResponse
 	return c.Nonce, json.NewDecoder(resp.Body).Decode(&c)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -136,11 +137,41 @@ func record(s http.Handler, req *http.Request) answer {
 	return a
 }
 
-// submissionsOf lists, past the cache, the Submissions of operator id.
+// submitFed is the Federation the submit specs submit to, in a namespace of its own and
+// never anchoring (like readFederation's), so that their submissions count in no other
+// spec's answers; made on first use.
+var submitFed = sync.OnceValue(func() readFederation { return newReadFederation() })
+
+// submitServer is a Server for submitFed with o's settings, without rate limits unless o
+// sets them.
+func submitServer(o Options) *Server {
+	GinkgoHelper()
+	o.Client, o.APIReader, o.Federation = mgr.GetClient(), mgr.GetAPIReader(), submitFed().key
+	if o.RatePerSecond == 0 {
+		o.RatePerSecond = -1
+	}
+	if o.OperatorRatePerSecond == 0 {
+		o.OperatorRatePerSecond = -1
+	}
+	s, err := New(o)
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// submitOperator reads r's FederationOperator in submitFed's namespace from the API server.
+func submitOperator(r registrant) *fv1.FederationOperator {
+	GinkgoHelper()
+	var fo fv1.FederationOperator
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: submitFed().key.Namespace,
+		Name: operatorObjectName(r.key.Public().(ed25519.PublicKey))}, &fo)).To(Succeed())
+	return &fo
+}
+
+// submissionsOf lists, past the cache, the Submissions of operator id in submitFed.
 func submissionsOf(id string) []fv1.Submission {
 	GinkgoHelper()
 	var list fv1.SubmissionList
-	Expect(k8sClient.List(ctx, &list, client.InNamespace(fedKey.Namespace))).To(Succeed())
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(submitFed().key.Namespace))).To(Succeed())
 	var own []fv1.Submission
 	for _, s := range list.Items {
 		if string(s.Spec.OperatorID) == id {

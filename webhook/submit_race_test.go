@@ -12,7 +12,7 @@ import (
 var _ = Describe("POST /federation/submit under racing clients", func() {
 	It("lands exactly one of the exports racing for one segment, and every other operator's once", func() {
 		// Two servers on the manager, each with its own limiters, as two replicas would be.
-		s, other := newServer(Options{OperatorRatePerSecond: -1}), newServer(Options{OperatorRatePerSecond: -1})
+		s, other := submitServer(Options{}), submitServer(Options{})
 		racer := registered(s, "Racing Org")
 		c := newChain(racer.key, "racing", 10)
 		fork := newChain(racer.key, "racing fork", 10)
@@ -80,13 +80,13 @@ var _ = Describe("POST /federation/submit under racing clients", func() {
 				Expect(a.body["submission_id"]).To(Equal(subName(sd.r, 1)))
 			}
 		}
-		Expect(operatorOf(racer).Status.Head.Submission).To(Equal(subs[0].Name))
+		Expect(submitOperator(racer).Status.Head.Submission).To(Equal(subs[0].Name))
 
 		By("every bystander: one Submission, its head")
 		for i := 0; i < bystanders; i++ {
 			r := sends[20+i*perBystander].r
 			Expect(submissionsOf(idOf(r))).To(HaveLen(1))
-			Expect(operatorOf(r).Status.Head.Submission).To(Equal(subName(r, 1)))
+			Expect(submitOperator(r).Status.Head.Submission).To(Equal(subName(r, 1)))
 		}
 	})
 })

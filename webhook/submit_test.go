@@ -15,7 +15,7 @@ import (
 
 var _ = Describe("POST /federation/submit", func() {
 	It("accepts a real export with the seed's fields, and the next segment continuing it", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Submit Org")
 		c := newChain(r.key, "submit", 20)
 
@@ -37,7 +37,7 @@ var _ = Describe("POST /federation/submit", func() {
 
 		By("storing the header, never the entries")
 		var sub fv1.Submission
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: fedKey.Namespace, Name: subName(r, 1)}, &sub)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: submitFed().key.Namespace, Name: subName(r, 1)}, &sub)).To(Succeed())
 		Expect(sub.Spec.LastHMACHash).To(BeEquivalentTo(c.hmacAt(10)))
 		Expect(protocol.VerifySignedHeader([]byte(sub.Spec.SignedHeader), string(sub.Spec.Signature), r.key.Public().(ed25519.PublicKey))).
 			Error().NotTo(HaveOccurred())
@@ -49,7 +49,7 @@ var _ = Describe("POST /federation/submit", func() {
 	})
 
 	It("answers a re-sent export with the same submission, also after the operator moved on", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Resend Org")
 		c := newChain(r.key, "resend", 20)
 		first := c.export(1, 10, exportTime())
@@ -68,7 +68,7 @@ var _ = Describe("POST /federation/submit", func() {
 	})
 
 	It("refuses a gap or a fork with the seed's 422 continuity_violation body, and keeps no record of it", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Gap Org")
 		c := newChain(r.key, "gap", 20)
 		Expect(submit(s, r.key, c.export(1, 10, exportTime())).status).To(Equal(http.StatusOK))
@@ -107,13 +107,13 @@ var _ = Describe("POST /federation/submit", func() {
 	})
 
 	It("answers 422 entry_count_regression when the controller finds the count went down", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Regress Org")
 		c := newChain(r.key, "regress", 20)
 		Expect(submit(s, r.key, c.export(1, 10, exportTime())).status).To(Equal(http.StatusOK))
 		// A head that counts more entries than its last seq, as one recorded from an older
 		// chain format would: only the controller's count rule can refuse what follows.
-		fo := operatorOf(r)
+		fo := submitOperator(r)
 		fo.Status.Head.EntryCount = 1000
 		Expect(k8sClient.Status().Update(ctx, fo)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -131,13 +131,13 @@ var _ = Describe("POST /federation/submit", func() {
 	})
 
 	It("answers 403 operator_withdrawn to a withdrawn operator, writing nothing", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Gone Org")
 		w := postBody(s, "/federation/withdraw", withdrawalAt(r.key, time.Now().UTC().Format(time.RFC3339)))
 		Expect(w.status).To(Equal(http.StatusOK), string(w.raw))
 		Eventually(func() fv1.OperatorPhase {
 			var fo fv1.FederationOperator
-			_ = mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(operatorOf(r)), &fo)
+			_ = mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(submitOperator(r)), &fo)
 			return fo.Status.Phase
 		}).Should(Equal(fv1.PhaseWithdrawn))
 		a := submit(s, r.key, newChain(r.key, "gone", 3).export(1, 3, exportTime()))
@@ -148,10 +148,10 @@ var _ = Describe("POST /federation/submit", func() {
 	})
 
 	It("answers 504 submission_pending when no verdict comes in time, and the verdict once re-sent", func() {
-		s := newServer(Options{OperatorRatePerSecond: -1})
+		s := submitServer(Options{})
 		r := registered(s, "Slow Submit Org")
 		body := newChain(r.key, "slow", 5).export(1, 5, exportTime())
-		impatient := newServer(Options{OperatorRatePerSecond: -1, RegisterTimeout: time.Millisecond})
+		impatient := submitServer(Options{RegisterTimeout: time.Millisecond})
 		a := submit(impatient, r.key, body)
 		Expect(a.status).To(Equal(http.StatusGatewayTimeout), string(a.raw))
 		Expect(a.body["error"]).To(Equal("submission_pending"))
