@@ -140,7 +140,7 @@ func record(s http.Handler, req *http.Request) answer {
 // submitFed is the Federation the submit specs submit to, in a namespace of its own and
 // never anchoring (like readFederation's), so that their submissions count in no other
 // spec's answers; made on first use.
-var submitFed = sync.OnceValue(func() readFederation { return newReadFederation() })
+var submitFed = sync.OnceValue(newReadFederation)
 
 // submitServer is a Server for submitFed with o's settings, without rate limits unless o
 // sets them.
