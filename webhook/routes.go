@@ -78,7 +78,7 @@ func (s *Server) routes() []route {
 				"(five minutes) or a challenge. The API creates the Submission sub-<16 hex of the operator ID>-<first_seq> and answers " +
 				"once the Submission controller has accepted it; a refused export is not kept. Re-sending an accepted export answers " +
 				"the same submission.",
-			handler: http.HandlerFunc(s.serveSubmit), response: submitResponse{},
+			handler: http.HandlerFunc(s.serveSubmit), request: exportBody{}, response: submitResponse{},
 			errors: submitErrors,
 		},
 		{
