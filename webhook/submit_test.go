@@ -7,6 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -158,5 +161,34 @@ var _ = Describe("POST /federation/submit", func() {
 		b := submit(s, r.key, body)
 		Expect(b.status).To(Equal(http.StatusOK), string(b.raw))
 		Expect(submissionsOf(idOf(r))).To(HaveLen(1))
+	})
+})
+
+var _ = Describe("POST /federation/submit past maxPendingPerOperator", func() {
+	It("answers 429 pending_limit_exceeded with Retry-After, keeping nothing", func() {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cairn-pending-"}}
+		Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+		key := types.NamespacedName{Namespace: ns.Name, Name: "cairn"}
+		fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+			Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded},
+				MinParticipants: 10000, MaxPendingPerOperator: 1, AnchorInterval: metav1.Duration{Duration: time.Hour}}}
+		Expect(k8sClient.Create(ctx, fed)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(mgr.GetClient().Get(ctx, key, fed)).To(Succeed())
+			g.Expect(fed.Status.PublicKeyPEM).NotTo(BeEmpty())
+		}).Should(Succeed())
+		s, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: key, RatePerSecond: -1, OperatorRatePerSecond: -1})
+		Expect(err).NotTo(HaveOccurred())
+		r := registered(s, "Busy Org")
+		c := newChain(r.key, "busy", 10)
+		Expect(submit(s, r.key, c.export(1, 5, exportTime())).status).To(Equal(http.StatusOK))
+
+		a := submit(s, r.key, c.export(6, 10, exportTime()))
+		Expect(a.status).To(Equal(http.StatusTooManyRequests), string(a.raw))
+		Expect(a.body).To(HaveKeyWithValue("error", "pending_limit_exceeded"))
+		Expect(a.header.Get("Retry-After")).To(Equal("3600"))
+		var subs fv1.SubmissionList
+		Expect(k8sClient.List(ctx, &subs, client.InNamespace(ns.Name))).To(Succeed())
+		Expect(subs.Items).To(HaveLen(1), "the refused export is not kept")
 	})
 })
