@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -27,7 +28,10 @@ import (
 //     the name tried again.
 //
 // A refused Submission is not kept as a record: whoever reads the refusal deletes it at
-// its UID, so the name is free for a corrected export.
+// its UID, so the name is free for a corrected export. That is the one delete of
+// Submissions the manager makes:
+//
+// +kubebuilder:rbac:groups=federation.cairn.dev,resources=submissions,verbs=delete
 
 // submitPoll is how often the API reads a Submission from the cache while it waits for
 // its verdict; goneCheck how many polls pass between reads past the cache of one the
@@ -141,7 +145,7 @@ func (s *Server) awaitSubmission(ctx context.Context, sub *fv1.Submission) (*fv1
 }
 
 // deleted reports whether the Submission key of uid no longer exists at the API server.
-func (s *Server) deleted(ctx context.Context, key client.ObjectKey, uid any) (bool, error) {
+func (s *Server) deleted(ctx context.Context, key client.ObjectKey, uid types.UID) (bool, error) {
 	var there metav1.PartialObjectMetadata
 	there.SetGroupVersionKind(fv1.GroupVersion.WithKind("Submission"))
 	switch err := s.apiReader.Get(ctx, key, &there); {
