@@ -77,10 +77,10 @@ func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report
 			}
 		}
 		if !errors.Is(err, errGone) {
-			return nil, s.timedOut(parent, err)
+			return nil, timedOut(ctx, parent, err)
 		}
 		if err := sleep(ctx, submitPoll); err != nil {
-			return nil, s.timedOut(parent, err)
+			return nil, timedOut(ctx, parent, err)
 		}
 	}
 }
@@ -168,10 +168,16 @@ func (s *Server) refused(ctx context.Context, sub *fv1.Submission, v controllers
 	return s.refusal(ctx, sub, v)
 }
 
-// timedOut turns the end of the wait into its answer: 504 submission_pending past the
-// API's own deadline; the client's leaving stays an error of its own.
-func (s *Server) timedOut(parent context.Context, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+// timedOut turns an error met once the wait's own deadline (ctx's) has passed into its
+// answer, 504 submission_pending, whatever the call that met it made of the deadline (a
+// client's rate limiter, for one, says it would exceed it); the client's leaving (parent's
+// end) stays an error of its own, and a verdict stays the verdict.
+func timedOut(ctx, parent context.Context, err error) error {
+	var answer *apiError
+	if errors.As(err, &answer) { // a verdict, given in time or not
+		return err
+	}
+	if parent.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
 		return &apiError{status: http.StatusGatewayTimeout, code: "submission_pending",
 			message: "the federation recorded the export but the controller has not judged it yet; it may still: send the same export again for its verdict"}
 	}
