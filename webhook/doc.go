@@ -6,12 +6,16 @@
 // and the controllers still decide: the API creates an object and answers once its
 // controller has given a verdict.
 //
-// Served so far: GET /federation/register/challenge, POST /federation/register,
-// GET /federation/status, GET /federation/anchor/{id}, GET /federation/operator/{id},
-// GET /federation/verify/{id} (verify.go, verifycheck.go), GET /federation/receipts and
-// GET /receipts (receipts.go), the
-// embedded log's tiles under GET /federation/log/ (logtiles.go), POST /federation/withdraw,
-// POST /federation/rotate-key, POST /federation/anchor (anchornow.go) and GET /federation/openapi.json. One route table (routes.go) builds both the mux and the
+// Served: GET /federation/register/challenge (challenge.go), POST /federation/register
+// (register.go), POST /federation/submit (submit*.go), POST /federation/anchor
+// (anchornow*.go), GET /federation/status, GET /federation/anchor/{id} (anchorrecord.go),
+// GET /federation/operator/{id} (operatorsummary.go), GET /federation/verify/{id}
+// (verify*.go), GET /federation/receipts and GET /receipts (receipts.go), POST
+// /federation/withdraw, POST /federation/rotate-key, the embedded log's tiles and the
+// weekly log snapshots under GET /federation/log/ (logtiles.go, logsnapshots.go) and GET
+// /federation/openapi.json. Operators authenticate with bearer tokens (token.go), the
+// admin with the admin token (anchornow.go). One route table (routes.go) builds both the
+// mux and the
 // OpenAPI document. Every error answer has one JSON shape,
 // {"error": "<code>", "message": "<text>", ...extra members}; docs/OPERATIONS.md lists the
 // codes.

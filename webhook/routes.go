@@ -70,6 +70,18 @@ func (s *Server) routes() []route {
 			}, bodyErrors...),
 		},
 		{
+			method: http.MethodPost, path: "/federation/submit",
+			summary: "Submit a chain export",
+			description: "The body is a cairn-chain-v2 export (docs/PROTOCOL.md §3), read as a stream and verified under the operator's " +
+				"current key (entries, header against entries, envelope signature) without being held; only its header is kept. " +
+				"Auth: Authorization: Bearer <operator_id>.<nonce>.<signature>, the nonce <unix_seconds>-<hex SHA-256 of the body> " +
+				"(five minutes) or a challenge. The API creates the Submission sub-<16 hex of the operator ID>-<first_seq> and answers " +
+				"once the Submission controller has accepted it; a refused export is not kept. Re-sending an accepted export answers " +
+				"the same submission.",
+			handler: http.HandlerFunc(s.serveSubmit), request: exportBody{}, response: submitResponse{},
+			errors: submitErrors,
+		},
+		{
 			method: http.MethodGet, path: "/federation/status",
 			summary: "The federation's state",
 			description: "Keys, operator counts, verified submissions of the last 24 hours and the last anchor the federation made " +

@@ -34,6 +34,8 @@ var Vars = []Var{
 	{Name: "CAIRN_FEDERATION_BIND_ADDRESS", Flag: "federation-bind-address", Description: "address of the federation API (/federation/*) on every manager replica; 0 disables it"},
 	{Name: "CAIRN_FEDERATION", Flag: "federation", Description: "the Federation the federation API serves, namespace/name"},
 	{Name: "CAIRN_FEDERATION_MAX_BODY_BYTES", Flag: "federation-max-body-bytes", Description: "largest request body the federation API reads"},
+	{Name: "CAIRN_FEDERATION_RATE_LIMIT", Flag: "federation-rate-limit", Description: "requests a second one client address may send the federation API; negative: no limit"},
+	{Name: "CAIRN_FEDERATION_OPERATOR_RATE_LIMIT", Flag: "federation-operator-rate-limit", Description: "authenticated requests a second one operator may send the federation API; negative: no limit"},
 	{Name: "CAIRN_LOG_DIR", Flag: "log-dir", Description: "directory of the embedded transparency logs"},
 	{Name: "CAIRN_ENABLE_WEBHOOKS", Flag: "enable-webhooks", Description: "serve the manager's validating admission webhooks"},
 	{Name: "CAIRN_WEBHOOK_PORT", Flag: "webhook-port", Description: "port of the manager's admission webhooks"},

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 
@@ -60,6 +61,12 @@ type Options struct {
 	Federation string
 	// FederationMaxBodyBytes caps a request body of the federation API.
 	FederationMaxBodyBytes int64
+	// FederationRateLimit is how many requests a second one client address may send the
+	// federation API on average (bursts of webhook.DefaultRateBurst); negative: no limit.
+	FederationRateLimit float64
+	// FederationOperatorRateLimit is how many authenticated requests a second one operator
+	// may send on average (bursts of webhook.DefaultOperatorRateBurst); negative: no limit.
+	FederationOperatorRateLimit float64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
 	// Webhooks serves the admission webhooks; config/default turns them on.
@@ -81,14 +88,16 @@ type WebhookOptions struct {
 // NewOptions returns the defaults for a manager running in a cluster.
 func NewOptions() *Options {
 	return &Options{
-		MetricsBindAddress:     ":8443",
-		MetricsSecure:          true,
-		HealthProbeBindAddress: ":8081",
-		LogDir:                 "/var/lib/cairn/tlog",
-		Webhooks:               WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
-		FederationBindAddress:  ":8088",
-		Federation:             "cairn-system/cairn",
-		FederationMaxBodyBytes: webhook.DefaultMaxBodyBytes,
+		MetricsBindAddress:          ":8443",
+		MetricsSecure:               true,
+		HealthProbeBindAddress:      ":8081",
+		LogDir:                      "/var/lib/cairn/tlog",
+		Webhooks:                    WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
+		FederationBindAddress:       ":8088",
+		Federation:                  "cairn-system/cairn",
+		FederationMaxBodyBytes:      webhook.DefaultMaxBodyBytes,
+		FederationRateLimit:         webhook.DefaultRatePerSecond,
+		FederationOperatorRateLimit: webhook.DefaultOperatorRatePerSecond,
 	}
 }
 
@@ -117,6 +126,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"the Federation the federation API serves, as namespace/name")
 	fs.Int64Var(&o.FederationMaxBodyBytes, "federation-max-body-bytes", o.FederationMaxBodyBytes,
 		"largest request body the federation API reads; larger ones are answered 413")
+	fs.Float64Var(&o.FederationRateLimit, "federation-rate-limit", o.FederationRateLimit,
+		"requests a second one client address may send the federation API on average, past which it answers 429 (negative: no limit)")
+	fs.Float64Var(&o.FederationOperatorRateLimit, "federation-operator-rate-limit", o.FederationOperatorRateLimit,
+		"authenticated requests a second one operator may send the federation API on average, past which it answers 429 (negative: no limit)")
 }
 
 // federationName parses Federation.
@@ -151,6 +164,14 @@ func (o *Options) Validate() error {
 		}
 		if o.FederationMaxBodyBytes <= 0 {
 			errs = append(errs, fmt.Errorf("--federation-max-body-bytes %d: must be positive", o.FederationMaxBodyBytes))
+		}
+		for _, l := range [...]struct {
+			flag  string
+			value float64
+		}{{"federation-rate-limit", o.FederationRateLimit}, {"federation-operator-rate-limit", o.FederationOperatorRateLimit}} {
+			if l.value == 0 || math.IsNaN(l.value) || math.IsInf(l.value, 0) {
+				errs = append(errs, fmt.Errorf("--%s %v: want requests a second above 0, or a negative number for no limit", l.flag, l.value))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -212,7 +233,8 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 		return err
 	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
-		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir})
+		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir,
+		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit})
 	if err != nil {
 		return err
 	}

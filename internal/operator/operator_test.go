@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -10,20 +11,26 @@ func TestOptionsValidate(t *testing.T) {
 		change  func(*Options)
 		wantErr string
 	}{
-		"defaults":         {change: func(*Options) {}},
-		"metrics disabled": {change: func(o *Options) { o.MetricsBindAddress = "0" }},
-		"loopback only":    {change: func(o *Options) { o.HealthProbeBindAddress = "127.0.0.1:9440" }},
-		"metrics no port":  {change: func(o *Options) { o.MetricsBindAddress = "8443" }, wantErr: `--metrics-bind-address "8443"`},
-		"probes no port":   {change: func(o *Options) { o.HealthProbeBindAddress = "localhost" }, wantErr: `--health-probe-bind-address "localhost"`},
-		"probes required":  {change: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
-		"webhooks on":      {change: func(o *Options) { o.Webhooks.Enable = true }},
-		"webhook port":     {change: func(o *Options) { o.Webhooks.Enable, o.Webhooks.Port = true, 0 }, wantErr: "--webhook-port 0"},
-		"webhooks off":     {change: func(o *Options) { o.Webhooks.Port = 0 }},
-		"api disabled":     {change: func(o *Options) { o.FederationBindAddress, o.Federation = "0", "" }},
-		"api no port":      {change: func(o *Options) { o.FederationBindAddress = "8088" }, wantErr: `--federation-bind-address "8088"`},
-		"api no namespace": {change: func(o *Options) { o.Federation = "cairn" }, wantErr: `--federation "cairn": want namespace/name`},
-		"api two slashes":  {change: func(o *Options) { o.Federation = "a/b/c" }, wantErr: `--federation "a/b/c"`},
-		"api zero limit":   {change: func(o *Options) { o.FederationMaxBodyBytes = 0 }, wantErr: "--federation-max-body-bytes 0"},
+		"defaults":          {change: func(*Options) {}},
+		"metrics disabled":  {change: func(o *Options) { o.MetricsBindAddress = "0" }},
+		"loopback only":     {change: func(o *Options) { o.HealthProbeBindAddress = "127.0.0.1:9440" }},
+		"metrics no port":   {change: func(o *Options) { o.MetricsBindAddress = "8443" }, wantErr: `--metrics-bind-address "8443"`},
+		"probes no port":    {change: func(o *Options) { o.HealthProbeBindAddress = "localhost" }, wantErr: `--health-probe-bind-address "localhost"`},
+		"probes required":   {change: func(o *Options) { o.HealthProbeBindAddress = "" }, wantErr: "--health-probe-bind-address"},
+		"webhooks on":       {change: func(o *Options) { o.Webhooks.Enable = true }},
+		"webhook port":      {change: func(o *Options) { o.Webhooks.Enable, o.Webhooks.Port = true, 0 }, wantErr: "--webhook-port 0"},
+		"webhooks off":      {change: func(o *Options) { o.Webhooks.Port = 0 }},
+		"api disabled":      {change: func(o *Options) { o.FederationBindAddress, o.Federation = "0", "" }},
+		"api no port":       {change: func(o *Options) { o.FederationBindAddress = "8088" }, wantErr: `--federation-bind-address "8088"`},
+		"api no namespace":  {change: func(o *Options) { o.Federation = "cairn" }, wantErr: `--federation "cairn": want namespace/name`},
+		"api two slashes":   {change: func(o *Options) { o.Federation = "a/b/c" }, wantErr: `--federation "a/b/c"`},
+		"api zero limit":    {change: func(o *Options) { o.FederationMaxBodyBytes = 0 }, wantErr: "--federation-max-body-bytes 0"},
+		"no address limit":  {change: func(o *Options) { o.FederationRateLimit = -1 }},
+		"no operator limit": {change: func(o *Options) { o.FederationOperatorRateLimit = -1 }},
+		"address limit 0":   {change: func(o *Options) { o.FederationRateLimit = 0 }, wantErr: "--federation-rate-limit 0"},
+		"operator limit 0":  {change: func(o *Options) { o.FederationOperatorRateLimit = 0 }, wantErr: "--federation-operator-rate-limit 0"},
+		"limit NaN":         {change: func(o *Options) { o.FederationRateLimit = math.NaN() }, wantErr: "--federation-rate-limit NaN"},
+		"limit +Inf":        {change: func(o *Options) { o.FederationOperatorRateLimit = math.Inf(1) }, wantErr: "--federation-operator-rate-limit +Inf"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -30,6 +30,10 @@ type VerifyOptions struct {
 // ExportReport describes a verified export.
 type ExportReport struct {
 	Header *ExportHeader
+	// Envelope is the header as read with its signature and the exact bytes the
+	// signature covers (Envelope.Header is *Header), for a caller that keeps the signed
+	// header, such as a federation recording a submission.
+	Envelope *SignedHeader
 	// Entries is how many entries the export carried; 0 for a header-only export.
 	Entries int64
 	// HMACsChecked is true when the export carried entries and every hmac_hash and the
@@ -170,7 +174,7 @@ func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportRepor
 		return nil, entryErr
 	}
 	h := &sh.Header
-	report := &ExportReport{Header: h, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0}
+	report := &ExportReport{Header: h, Envelope: sh, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0}
 	if x.HasEntries() && v.span.count == 0 {
 		return report, report.fail(CheckEntries, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"})
 	}
