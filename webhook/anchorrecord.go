@@ -43,18 +43,28 @@ type anchorParticipant struct {
 	LastSeq        int64  `json:"last_seq" doc:"Cairn's: the last_seq of that submission."`
 }
 
-// serveAnchor answers GET /federation/anchor/{id}.
-func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id := r.PathValue("id")
+// anchorPath reads the {id} of an anchor's route and the Federation. When either fails it
+// answers (400 invalid_anchor_id, or the Federation's failure) and ok is false.
+func (s *Server) anchorPath(w http.ResponseWriter, r *http.Request) (id string, fed *fv1.Federation, ok bool) {
+	id = r.PathValue("id")
 	if !anchorIDPattern.MatchString(id) {
 		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_anchor_id",
 			message: "an anchor ID looks like anchor-20261124-001"})
-		return
+		return "", nil, false
 	}
-	fed, err := s.loadFederation(ctx)
+	fed, err := s.loadFederation(r.Context())
 	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
+		s.fail(r.Context(), w, "read the federation", err)
+		return "", nil, false
+	}
+	return id, fed, true
+}
+
+// serveAnchor answers GET /federation/anchor/{id}.
+func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, fed, ok := s.anchorPath(w, r)
+	if !ok {
 		return
 	}
 	ca, err := s.trustedAnchor(ctx, fed, id)

@@ -26,15 +26,8 @@ const rekorVerifyTimeout = 10 * time.Second
 // checks that failed, forged ones included: the answer is a verification, not a record.
 func (s *Server) serveVerify(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	id := r.PathValue("id")
-	if !anchorIDPattern.MatchString(id) {
-		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_anchor_id",
-			message: "an anchor ID looks like anchor-20261124-001"})
-		return
-	}
-	fed, err := s.loadFederation(ctx)
-	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
+	id, fed, ok := s.anchorPath(w, r)
+	if !ok {
 		return
 	}
 	ev, err := s.anchorEvidence(ctx, fed, id)

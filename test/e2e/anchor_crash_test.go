@@ -20,12 +20,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
-	"github.com/cairn-dev/cairn/internal/operator"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -45,15 +43,7 @@ const (
 // expects the run finished: every submission anchored exactly once, one CrossAnchor, in
 // the log once, with a receipt that verifies offline.
 func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
-	_, kubeconfig := startAPIServer(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServer(t)
 	for _, step := range []string{failAfterAnchorCreated, failAfterHalfMarked, failAfterLogUpload} {
 		t.Run(step, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

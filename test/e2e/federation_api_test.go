@@ -17,12 +17,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
-	"github.com/cairn-dev/cairn/internal/operator"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -34,15 +32,7 @@ import (
 // reports every check true. It runs on the embedded log and, when hack/rekor-up.sh's
 // REKOR_URL is set (make test sets it), on the local Rekor.
 func TestFederationAPIEndToEnd(t *testing.T) {
-	_, kubeconfig := startAPIServer(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig := startAPIServer(t)
 	t.Run("embedded log", func(t *testing.T) {
 		runFederationStory(t, c, kubeconfig, "api-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
 	})

@@ -16,6 +16,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cairn-dev/cairn/internal/operator"
 )
 
 // startAPIServer runs etcd and kube-apiserver with the federation CRDs installed, as
@@ -46,7 +48,7 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 	if err := os.WriteFile(path, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
