@@ -106,6 +106,26 @@ var _ = Describe("GET /federation/receipts and GET /receipts", Ordered, func() {
 		}
 	})
 
+	It("limits each operator once its token verified: 429 with Retry-After; forged tokens spend nothing of it", func() {
+		limited := f.serverWith(Options{LogDir: logDir, OperatorRatePerSecond: 0.01, OperatorRateBurst: 2})
+		stranger := newRegistrant("Budget thief")
+		nonce := protocol.BodyNonce(time.Now(), nil)
+		forged := "Bearer " + aliceID + "." + nonce + "." + base64.StdEncoding.EncodeToString(ed25519.Sign(stranger.key, []byte(nonce)))
+		for range 5 {
+			Expect(doAuth(limited, http.MethodGet, "/receipts", forged, nil).status).To(Equal(http.StatusUnauthorized))
+		}
+		for range 2 {
+			a := doAuth(limited, http.MethodGet, "/receipts", bearer(alice.key, nil), nil)
+			Expect(a.status).To(Equal(http.StatusOK), "the forged tokens spent none of Alice's burst: "+string(a.raw))
+		}
+		a := doAuth(limited, http.MethodGet, "/receipts", bearer(alice.key, nil), nil)
+		Expect(a.status).To(Equal(http.StatusTooManyRequests), string(a.raw))
+		Expect(a.body).To(HaveKeyWithValue("error", "rate_limited"))
+		Expect(a.header.Get("Retry-After")).To(MatchRegexp(`^[1-9][0-9]*$`))
+		b := doAuth(limited, http.MethodGet, "/receipts", bearer(bob.key, nil), nil)
+		Expect(b.status).To(Equal(http.StatusOK), "Bob has a budget of his own: "+string(b.raw))
+	})
+
 	It("accepts a challenge token once, then answers 401 token_replayed", func() {
 		tok, err := protocol.SignToken(alice.key, challenge(s))
 		Expect(err).NotTo(HaveOccurred())
