@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,17 +44,7 @@ func postAnchor(s http.Handler, authorization string) answer {
 // once two operators have pending submissions, and waits for its key and admin Secret.
 func newAnchorFederation() readFederation {
 	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cairn-anchor-"}}
-	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
-	key := types.NamespacedName{Namespace: ns.Name, Name: "cairn"}
-	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, MinParticipants: 2}}
-	Expect(k8sClient.Create(ctx, fed)).To(Succeed())
-	Eventually(func(g Gomega) {
-		g.Expect(mgr.GetClient().Get(ctx, key, fed)).To(Succeed())
-		g.Expect(fed.Status.KeyHistory).NotTo(BeEmpty())
-	}).Should(Succeed())
-	return readFederation{key: key}
+	return newTestFederation("cairn-anchor-", 2)
 }
 
 // adminToken reads the admin token of the Federation key from its Secret.

@@ -31,17 +31,24 @@ type readFederation struct {
 // newReadFederation creates a Federation with an embedded log and waits for its key.
 func newReadFederation() readFederation {
 	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cairn-reads-"}}
+	return newTestFederation("cairn-reads-", 10000) // no anchor run: the specs make the anchors they list
+}
+
+// newTestFederation creates, in a new namespace named from prefix, a Federation with an
+// embedded log and minParticipants, and waits until its key is loaded and recorded.
+func newTestFederation(prefix string, minParticipants int32) readFederation {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 	key := types.NamespacedName{Namespace: ns.Name, Name: "cairn"}
 	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-		// No anchor run: the specs make the anchors they list.
-		Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, MinParticipants: 10000}}
+		Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, MinParticipants: minParticipants}}
 	Expect(k8sClient.Create(ctx, fed)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(mgr.GetClient().Get(ctx, key, fed)).To(Succeed())
 		g.Expect(fed.Status.PublicKeyPEM).NotTo(BeEmpty())
 		g.Expect(fed.Status.SigningKeySecret).NotTo(BeEmpty())
+		g.Expect(fed.Status.KeyHistory).NotTo(BeEmpty())
 	}).Should(Succeed())
 	return readFederation{key: key}
 }
