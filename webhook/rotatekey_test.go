@@ -87,6 +87,19 @@ var _ = Describe("POST /federation/rotate-key", func() {
 		Expect(fo.Status.KeyHistory[0].ValidUntil).NotTo(BeNil())
 		Expect(a.body["tlog_log_index"]).To(BeNumerically("==", fo.Status.KeyHistory[1].LogEntry.LogIndex))
 
+		By("authenticating as the operator, whose tokens now name its ID and are signed by the new key")
+		as := func(key ed25519.PrivateKey, opID string) answer {
+			nonce := protocol.BodyNonce(time.Now(), nil)
+			tok := protocol.Token{OperatorID: opID, Nonce: nonce, Signature: ed25519.Sign(key, []byte(nonce))}
+			return doAuth(s, http.MethodGet, "/receipts", "Bearer "+tok.String(), nil)
+		}
+		Eventually(func() int { return as(next.key, id).status }).Should(Equal(http.StatusOK), "the new key speaks for the operator")
+		old := as(r.key, id)
+		Expect(old.status).To(Equal(http.StatusUnauthorized), string(old.raw))
+		Expect(old.body).To(HaveKeyWithValue("error", "invalid_token"), "the old key no longer does")
+		own := as(next.key, protocol.OperatorID(next.key.Public().(ed25519.PublicKey)))
+		Expect(own.body).To(HaveKeyWithValue("error", "unknown_operator"), "the new key's own ID names no operator")
+
 		By("replaying the rotation: the new key is the current one now")
 		a = postBody(s, "/federation/rotate-key", kr)
 		Expect(a.status).To(Equal(http.StatusBadRequest), string(a.raw))

@@ -54,7 +54,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (*operatorAu
 		}
 		return nil, err
 	}
-	if err := tok.Verify(currentPub(fo)); err != nil {
+	// VerifyAs, not Verify: after a rotation the operator keeps its ID and signs with its
+	// new key, whose own ID differs.
+	if err := tok.VerifyAs(currentPub(fo)); err != nil {
 		return nil, tokenError("invalid_token", "the token's signature does not verify under operator "+tok.OperatorID+"'s current key")
 	}
 	now := s.now()

@@ -143,6 +143,28 @@ func TestTokenVerifyRejects(t *testing.T) {
 	}
 }
 
+// VerifyAs is the server's check after the key is looked up by the token's ID: a rotated
+// operator's token names its first key's ID and is signed by its current key.
+func TestTokenVerifyAsRotatedOperator(t *testing.T) {
+	first, current := tokenTestKey(1), tokenTestKey(2)
+	curPub := current.Public().(ed25519.PublicKey)
+	nonce := BodyNonce(tokenTestNow, nil)
+	rotated := &Token{OperatorID: OperatorID(first.Public().(ed25519.PublicKey)), Nonce: nonce, Signature: ed25519.Sign(current, []byte(nonce))}
+	if err := rotated.VerifyAs(curPub); err != nil {
+		t.Fatalf("VerifyAs of the rotated operator's token: %v", err)
+	}
+	if err := rotated.Verify(curPub); !errors.Is(err, ErrKeyNotTrusted) {
+		t.Errorf("Verify still requires the key's own ID: %v", err)
+	}
+	byOld := &Token{OperatorID: rotated.OperatorID, Nonce: nonce, Signature: ed25519.Sign(first, []byte(nonce))}
+	if err := byOld.VerifyAs(curPub); !errors.Is(err, ErrSignature) {
+		t.Errorf("VerifyAs of a token the old key signed = %v, want ErrSignature", err)
+	}
+	if err := (&Token{OperatorID: "OP_X", Nonce: nonce, Signature: rotated.Signature}).VerifyAs(curPub); !errors.Is(err, ErrMalformed) {
+		t.Errorf("VerifyAs of a malformed ID = %v, want ErrMalformed", err)
+	}
+}
+
 func TestTokenCheckBodyNonce(t *testing.T) {
 	key := tokenTestKey(1)
 	body := []byte(`{"n":1}`)
