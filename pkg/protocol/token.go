@@ -143,28 +143,30 @@ func (t *Token) String() string {
 // caller must still call CheckBodyNonce or check its own challenge. Nothing compared here is
 // secret.
 func (t *Token) Verify(pub ed25519.PublicKey) error {
-	if t == nil {
-		return fmt.Errorf("%w: nil token", ErrMalformed)
-	}
-	if len(pub) != ed25519.PublicKeySize {
-		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
-	}
-	if !wellFormedOperatorID(t.OperatorID) || !validNonce(t.Nonce) || len(t.Signature) != ed25519.SignatureSize {
-		return fmt.Errorf("%w: token fields are not of the token's shape", ErrMalformed)
+	if err := t.checkShape(pub); err != nil {
+		return err
 	}
 	if want := OperatorID(pub); t.OperatorID != want {
 		return fmt.Errorf("%w: token names operator %s, key is %s", ErrKeyNotTrusted, t.OperatorID, want)
 	}
-	return t.VerifyAs(pub)
+	return t.checkSignature(pub)
 }
 
 // VerifyAs checks that t.Signature is pub's Ed25519 signature over the nonce, where pub is
 // the current key of the operator registered as t.OperatorID, looked up by the caller. It
 // does not require t.OperatorID to be derived from pub: an operator keeps the ID of its
-// first key when it rotates (§6), so after a rotation its tokens name that ID and are
+// first key when it rotates (§5), so after a rotation its tokens name that ID and are
 // signed by the new key. A server verifies with VerifyAs; Verify is for a key whose ID is
 // its own. Errors are Verify's, but never ErrKeyNotTrusted.
 func (t *Token) VerifyAs(pub ed25519.PublicKey) error {
+	if err := t.checkShape(pub); err != nil {
+		return err
+	}
+	return t.checkSignature(pub)
+}
+
+// checkShape re-checks what ParseToken checks, and that pub is an Ed25519 key.
+func (t *Token) checkShape(pub ed25519.PublicKey) error {
 	if t == nil {
 		return fmt.Errorf("%w: nil token", ErrMalformed)
 	}
@@ -174,6 +176,11 @@ func (t *Token) VerifyAs(pub ed25519.PublicKey) error {
 	if !wellFormedOperatorID(t.OperatorID) || !validNonce(t.Nonce) || len(t.Signature) != ed25519.SignatureSize {
 		return fmt.Errorf("%w: token fields are not of the token's shape", ErrMalformed)
 	}
+	return nil
+}
+
+// checkSignature verifies t.Signature under pub.
+func (t *Token) checkSignature(pub ed25519.PublicKey) error {
 	if !ed25519.Verify(pub, []byte(t.Nonce), t.Signature) {
 		return fmt.Errorf("%w: token signature for operator %s", ErrSignature, t.OperatorID)
 	}
