@@ -68,6 +68,7 @@ var _ = BeforeSuite(func() {
 	user, err := testEnv.AddUser(envtest.User{Name: admission.ManagerUsername, Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	cfg := user.Config()
+	cfg.QPS = -1 // as ctrl.GetConfig gives `cairn manager`: no client-side throttling
 	k8sClient, err = client.New(cfg, client.Options{Scheme: newScheme()})
 	Expect(err).NotTo(HaveOccurred())
 

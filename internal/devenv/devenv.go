@@ -109,6 +109,9 @@ func (e *Env) secure(ctx context.Context) error {
 		return fmt.Errorf("create manager user: %w", err)
 	}
 	e.ManagerConfig = manager.Config()
+	// As ctrl.GetConfig does for `cairn manager`: no client-side throttling (client-go's
+	// default is 5 requests a second), the API server's priority and fairness decides.
+	e.ManagerConfig.QPS = -1
 	return nil
 }
 
