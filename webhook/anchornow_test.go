@@ -236,10 +236,10 @@ var _ = Describe("POST /federation/anchor", func() {
 				Expect(a.body).To(HaveKeyWithValue("status", "no-op"))
 			}
 		}
+		// How many callers join the anchoring request depends on when each arrives; that
+		// every one is answered 200 is what joining ensures: a caller whose request another
+		// overwrote would wait for it in vain (504).
 		Expect(anchored).To(HaveLen(1), "one request anchored")
-		for _, n := range anchored {
-			Expect(n).To(BeNumerically(">=", 2), "concurrent requests joined it")
-		}
 		Consistently(func() []fv1.CrossAnchor { return anchorsIn(f.key.Namespace) }, 2*time.Second).Should(HaveLen(1), "one run, one anchor")
 	})
 
