@@ -101,14 +101,8 @@ func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
 			message: "an operator ID is op_ and 16 lowercase hex characters"})
 		return
 	}
-	limit, token, err := pageParams(r)
-	if err != nil {
-		s.fail(ctx, w, "read the page parameters", err)
-		return
-	}
-	fed, err := s.loadFederation(ctx)
-	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
+	limit, token, fed, ok := s.pagedFederation(w, r)
+	if !ok {
 		return
 	}
 	sum, err := s.operatorSummary(ctx, fed, id, limit, token)
@@ -117,6 +111,22 @@ func (s *Server) serveOperator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, sum)
+}
+
+// pagedFederation reads a paged route's page parameters and the Federation. When either
+// fails it answers (400 with the parameter's code, or the Federation's failure) and ok is
+// false.
+func (s *Server) pagedFederation(w http.ResponseWriter, r *http.Request) (limit int, tok *pageToken, fed *fv1.Federation, ok bool) {
+	limit, tok, err := pageParams(r)
+	if err != nil {
+		s.fail(r.Context(), w, "read the page parameters", err)
+		return 0, nil, nil, false
+	}
+	if fed, err = s.loadFederation(r.Context()); err != nil {
+		s.fail(r.Context(), w, "read the federation", err)
+		return 0, nil, nil, false
+	}
+	return limit, tok, fed, true
 }
 
 // pageParams reads ?limit= and ?page_token= (or its alias ?after=).

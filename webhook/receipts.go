@@ -51,14 +51,8 @@ func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
 			message: "since must be an anchor ID such as anchor-20261124-001"})
 		return
 	}
-	limit, tok, err := pageParams(r)
-	if err != nil {
-		s.fail(ctx, w, "read the page parameters", err)
-		return
-	}
-	fed, err := s.loadFederation(ctx)
-	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
+	limit, tok, fed, ok := s.pagedFederation(w, r)
+	if !ok {
 		return
 	}
 	res, err := s.receiptsPage(ctx, fed, auth.ID(), since, limit, tok)
