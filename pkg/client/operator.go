@@ -3,9 +3,11 @@ package client
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -79,6 +81,30 @@ func (c *Client) Submit(ctx context.Context, export []byte) (*SubmitResult, erro
 	}
 	var out SubmitResult
 	req := request{method: http.MethodPost, path: "/federation/submit", body: export, auth: authOperator}
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SubmitStream posts the export read from body, size bytes from its start, without
+// holding it in memory: it is read once to hash it for the bearer token, and once more
+// for each attempt (seeking back to its start), so body must not change meanwhile.
+func (c *Client) SubmitStream(ctx context.Context, body io.ReadSeeker, size int64) (*SubmitResult, error) {
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("client: rewind the export: %w", err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(body, size))
+	if err != nil {
+		return nil, fmt.Errorf("client: hash the export: %w", err)
+	}
+	if n != size {
+		return nil, fmt.Errorf("client: the export has %d bytes, want %d", n, size)
+	}
+	req := request{method: http.MethodPost, path: "/federation/submit", stream: body, size: size, auth: authOperator}
+	h.Sum(req.digest[:0])
+	var out SubmitResult
 	if err := c.do(ctx, req, &out); err != nil {
 		return nil, err
 	}

@@ -1,10 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +245,49 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	c, err := New("https://f.example.org/prefix/", WithHTTPClient(&http.Client{}))
 	if err != nil || c.base.String() != "https://f.example.org/prefix" {
 		t.Errorf("base %v, %v", c, err)
+	}
+}
+
+// TestSubmitStreamSendsTheWholeFileEachAttempt: a streamed export is sent whole on every
+// attempt (the transport does not close the file, the retry seeks back), with a
+// Content-Length, each attempt's token binding the file's bytes.
+func TestSubmitStreamSendsTheWholeFileEachAttempt(t *testing.T) {
+	key, id := testKey(3), testID(3)
+	export := bytes.Repeat([]byte(`{"format":"cairn-chain-v2"}`), 5000)
+	attempts := 0
+	f := newFake(t, key, id, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		attempts++
+		if !bytes.Equal(body, export) || r.ContentLength != int64(len(export)) {
+			t.Errorf("attempt %d: got %d bytes (Content-Length %d), want the %d-byte export", attempts, len(body), r.ContentLength, len(export))
+		}
+		if attempts == 1 {
+			w.Header().Set("Retry-After", "1")
+			writeTestJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "api_server_unavailable", "message": "later"})
+			return
+		}
+		writeTestJSON(w, http.StatusOK, map[string]any{"submission_id": "sub-1", "verified": true})
+	})
+	c := newTestClient(t, f, key, id, nil)
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, export, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = fh.Close() }()
+	res, err := c.SubmitStream(context.Background(), fh, int64(len(export)))
+	if err != nil || res.SubmissionID != "sub-1" {
+		t.Fatalf("SubmitStream: %+v, %v", res, err)
+	}
+	if attempts != 2 {
+		t.Fatalf("%d attempts, want 2", attempts)
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		t.Fatalf("the file was closed by the transport: %v", err)
+	}
+	if _, err := c.SubmitStream(context.Background(), fh, int64(len(export))+1); err == nil {
+		t.Fatal("SubmitStream of a file shorter than the size it was given: no error")
 	}
 }

@@ -3,14 +3,26 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 )
 
 // Status returns the federation's state: keys, counts and its last anchor.
+// The answer's Raw holds its JSON as the server sent it.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
-	return get[Status](ctx, c, request{method: http.MethodGet, path: "/federation/status"})
+	req := request{method: http.MethodGet, path: "/federation/status"}
+	raw, err := c.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var out Status
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("client: %s %s: decode the answer: %w", req.method, req.path, err)
+	}
+	out.Raw = raw
+	return &out, nil
 }
 
 // PageOptions select a page of an operator summary's lists.

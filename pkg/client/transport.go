@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,11 @@ type request struct {
 	path   string // already escaped, starting with "/"
 	query  url.Values
 	body   []byte // sent verbatim; nil for none
+	// stream, when not nil, is sent instead of body: size bytes from its start, whose
+	// SHA-256 is digest. Each attempt seeks it back to its start.
+	stream io.ReadSeeker
+	size   int64
+	digest [sha256.Size]byte
 	auth   authKind
 }
 
@@ -125,20 +131,35 @@ func (c *Client) newHTTPRequest(ctx context.Context, req request) (*http.Request
 		u.RawQuery = req.query.Encode()
 	}
 	var rd io.Reader
-	if req.body != nil {
+	digest := req.digest
+	switch {
+	case req.stream != nil:
+		if _, err := req.stream.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("client: %s %s: rewind the body: %w", req.method, req.path, err)
+		}
+		// Not the stream itself: the transport closes a body that is an io.Closer, and
+		// a retry sends the stream again.
+		rd = io.LimitReader(req.stream, req.size)
+	case req.body != nil:
 		rd = bytes.NewReader(req.body)
+		digest = sha256.Sum256(req.body)
+	default:
+		digest = sha256.Sum256(nil)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, req.method, u.String(), rd)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s %s: %w", req.method, req.path, err)
 	}
 	hreq.Header.Set("Accept", "application/json")
-	if req.body != nil {
+	if req.stream != nil {
+		hreq.ContentLength = req.size
+	}
+	if req.body != nil || req.stream != nil {
 		hreq.Header.Set("Content-Type", "application/json")
 	}
 	switch req.auth {
 	case authOperator:
-		tok, err := c.token(req.body)
+		tok, err := c.token(digest)
 		if err != nil {
 			return nil, err
 		}
@@ -149,12 +170,13 @@ func (c *Client) newHTTPRequest(ctx context.Context, req request) (*http.Request
 	return hreq, nil
 }
 
-// token returns the operator's bearer token for body, made now: protocol.SignToken over
-// protocol.BodyNonce. After a key rotation the token names the operator's registered ID,
-// signed by the current key (SignToken would name the key's own ID).
-func (c *Client) token(body []byte) (string, error) {
+// token returns the operator's bearer token for a body whose SHA-256 is digest, made now:
+// protocol.SignToken over protocol.BodyDigestNonce. After a key rotation the token names
+// the operator's registered ID, signed by the current key (SignToken would name the key's
+// own ID).
+func (c *Client) token(digest [sha256.Size]byte) (string, error) {
 	key := c.operatorKey()
-	nonce := protocol.BodyNonce(c.now(), body)
+	nonce := protocol.BodyDigestNonce(c.now(), digest)
 	if protocol.OperatorID(key.Public().(ed25519.PublicKey)) != c.operatorID {
 		t := protocol.Token{OperatorID: c.operatorID, Nonce: nonce, Signature: ed25519.Sign(key, []byte(nonce))}
 		return t.String(), nil

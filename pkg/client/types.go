@@ -58,6 +58,8 @@ type Status struct {
 	LastAnchor          *LastAnchor `json:"last_anchor"`
 	UptimeSeconds       int64       `json:"uptime_seconds"`
 	Version             string      `json:"version"`
+	// Raw is the answer as the server sent it.
+	Raw json.RawMessage `json:"-"`
 }
 
 // LastAnchor is the last anchor the federation made, in Status.

@@ -40,8 +40,13 @@ type Token struct {
 // "<unix_seconds>-<hex SHA-256 of body>", decimal seconds and 64 lowercase hex characters.
 // now must not be before 1970: such a result is not a body nonce (IsBodyNonce is false).
 func BodyNonce(now time.Time, body []byte) string {
-	sum := sha256.Sum256(body)
-	return strconv.FormatInt(now.Unix(), 10) + "-" + hex.EncodeToString(sum[:])
+	return BodyDigestNonce(now, sha256.Sum256(body))
+}
+
+// BodyDigestNonce is BodyNonce for a body the caller has hashed itself, such as a file it
+// streams: digest is SHA-256 of the body.
+func BodyDigestNonce(now time.Time, digest [sha256.Size]byte) string {
+	return strconv.FormatInt(now.Unix(), 10) + "-" + hex.EncodeToString(digest[:])
 }
 
 // IsBodyNonce reports whether nonce has the body-nonce form: a decimal number of seconds
