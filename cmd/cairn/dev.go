@@ -95,6 +95,7 @@ signs exports (<dir>/operator-key.pem), both made on the first start and kept.`,
 		},
 	}
 	opts.addFlags(cmd)
+	addClusterFlags(cmd)
 	return cmd
 }
 

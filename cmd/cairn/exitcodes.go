@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -43,7 +44,7 @@ func exitCode(err error) int {
 		return ExitError
 	case errors.Is(err, protocol.ErrMismatch), errors.Is(err, protocol.ErrSignature),
 		errors.Is(err, protocol.ErrKeyNotTrusted), errors.Is(err, protocol.ErrNoTrustedKey),
-		errors.Is(err, protocol.ErrNotIncluded):
+		errors.Is(err, protocol.ErrNotIncluded), errors.Is(err, clientconfig.ErrKeyChanged):
 		return ExitMismatch
 	}
 	return ExitError

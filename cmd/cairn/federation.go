@@ -1,205 +1,273 @@
 package main
 
 import (
+	"context"
 	"crypto"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/clientconfig"
+	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// pinnedFederationKeyFile is where, in the client's config directory, the federation
-// client keeps the federation public key it pinned when it registered.
-const pinnedFederationKeyFile = "federation.pem"
+// legacyPinnedKeyFile is where clients before per-federation pins kept the one pinned
+// federation key, in the configuration directory; it is still read when the federation
+// has no pins of its own.
+const legacyPinnedKeyFile = "federation.pem"
+
+// federationOptions are the flags every `cairn federation` command shares.
+type federationOptions struct {
+	service   string
+	configDir string
+	json      bool
+	timeout   time.Duration
+}
 
 func newFederationCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "federation",
-		Short: "Work with a Cairn federation as an operator or an auditor",
-	}
-	cmd.AddCommand(newFederationVerifyCommand())
-	return cmd
-}
-
-// verifyOptions configures `cairn federation verify`.
-type verifyOptions struct {
-	federationKey string
-	configDir     string
-	json          bool
-	logKey        string
-}
-
-func newFederationVerifyCommand() *cobra.Command {
-	o := &verifyOptions{}
+	o := &federationOptions{timeout: 5 * time.Minute}
 	if dir, err := os.UserConfigDir(); err == nil {
 		o.configDir = filepath.Join(dir, "cairn")
 	}
 	cmd := &cobra.Command{
-		Use:   "verify RECEIPT",
-		Short: "Verify a cross-anchor receipt offline",
-		Long: `Verify a cross-anchor receipt without any network: recompute its cross-anchor hash,
-check the federation's signature, and require that the signing key is the one you trust:
---federation-key, or else the key the client pinned when it registered
-(<config-dir>/federation.pem). With neither, the receipt is checked but bound to no
-trusted key, and the result is a mismatch.
+		Use:   "federation",
+		Short: "Work with a Cairn federation as an operator or an auditor",
+		Long: `Join a federation, submit your chain to it and keep its receipts; verify receipts and
+audit anchors offline.
 
-A receipt's log proof (tlog_entry) is always verified, under the log key the receipt
-signs; --log-key also requires that key. A legacy receipt (signed before receipts named
-their log key) has its log proof verified only under --log-key; without it the proof is
-reported "skip" (not verified) and does not change the result.
-
-Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is malformed,
-2 the arguments are wrong.`,
-		Args: exactArgs(1, "one receipt file (- for standard input)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
-		},
+The federation is --service, else CAIRN_FEDERATION_URL, else the one this machine last
+registered with. Registration records the operator (its ID and the path of its private
+key) and pins the federation's public key and its log's key in
+<config-dir>/federations/<host>/, as ssh pins a host's key: answers signed by another key
+are refused until a command is run with --trust-new-key.`,
 	}
-	cmd.Flags().StringVar(&o.federationKey, "federation-key", "", "PEM file of the federation public key to trust")
-	cmd.Flags().StringVar(&o.configDir, "config-dir", o.configDir, "client configuration directory holding the pinned federation key")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print every check as JSON")
-	cmd.Flags().StringVar(&o.logKey, "log-key", "", "PEM file of the transparency log's public key to require (and to verify a legacy receipt's log proof with)")
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.service, "service", "", "base URL of the federation (default: the one this machine registered with)")
+	pf.StringVar(&o.configDir, "config-dir", o.configDir, "client configuration directory: the default federation, operators and pinned keys")
+	pf.BoolVar(&o.json, "json", false, "print the result as JSON")
+	pf.DurationVar(&o.timeout, "timeout", o.timeout, "give up on the federation after this long")
+	cmd.AddCommand(newFederationVerifyCommand(o), newFederationRegisterCommand(o), newFederationStatusCommand(o),
+		newFederationSubmitCommand(o), newFederationReceiptsCommand(o), newFederationWithdrawCommand(o),
+		newFederationRotateKeyCommand(o), newFederationAuditCommand(o))
 	return cmd
 }
 
-// verifyResult is what verify prints with --json.
-type verifyResult struct {
-	Receipt  string           `json:"receipt"`
-	Match    bool             `json:"match"`
-	KeyFrom  string           `json:"trusted_key_from"`
-	Checks   []protocol.Check `json:"checks"`
-	Error    string           `json:"error,omitempty"`
-	ExitCode int              `json:"exit_code"`
+// dir is the client configuration directory.
+func (o *federationOptions) dir() clientconfig.Dir { return clientconfig.Dir(o.configDir) }
+
+// serviceURL returns the federation to talk to: --service (or CAIRN_FEDERATION_URL), else
+// the default recorded at registration; "" when there is none.
+func (o *federationOptions) serviceURL() (string, error) {
+	if o.service != "" {
+		if _, err := clientconfig.HostOf(o.service); err != nil {
+			return "", usageError{fmt.Errorf("--service: %w", err)}
+		}
+		return o.service, nil
+	}
+	if o.configDir == "" {
+		return "", nil
+	}
+	return o.dir().DefaultService()
 }
 
-func (o *verifyOptions) run(stdin io.Reader, stdout, stderr io.Writer, path string) error {
-	trusted, keyFrom, err := o.trustedKey()
-	if err != nil {
-		return err
+// requireService is serviceURL for commands that must reach a federation.
+func (o *federationOptions) requireService() (string, error) {
+	svc, err := o.serviceURL()
+	if err == nil && svc == "" {
+		err = usageError{errors.New("no federation given: pass --service URL or set CAIRN_FEDERATION_URL (registering records a default)")}
 	}
-	raw, err := readInput(stdin, path)
-	if err != nil {
-		return err
-	}
-	logKey, err := o.loadLogKey()
-	if err != nil {
-		return err
-	}
-	report, verr := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: trusted, LogKey: logKey})
-	res := verifyResult{Receipt: path, Match: verr == nil, KeyFrom: keyFrom, ExitCode: exitCode(verr)}
-	if report != nil {
-		res.Checks = report.Checks
-	}
-	if verr != nil {
-		res.Error = verr.Error()
-	}
-	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	} else if err := printChecks(stdout, res); err != nil {
-		return err
-	}
-	if verr != nil {
-		if !o.json {
-			_, _ = fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
-		}
-		return silentError{verr}
-	}
-	return nil
+	return svc, err
 }
 
-// loadLogKey reads --log-key, if given.
-func (o *verifyOptions) loadLogKey() (crypto.PublicKey, error) {
-	if o.logKey == "" {
-		return nil, nil
-	}
-	text, err := os.ReadFile(o.logKey)
+// context bounds ctx by --timeout.
+func (o *federationOptions) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, o.timeout)
+}
+
+// newClient returns a client of the federation at service.
+func (o *federationOptions) newClient(service string, opts ...client.Option) (*client.Client, error) {
+	return client.New(service, append([]client.Option{client.WithHTTPClient(&http.Client{})}, opts...)...)
+}
+
+// operatorFlags name the operator a command acts as; empty flags default to the operator
+// recorded at registration.
+type operatorFlags struct {
+	id         string
+	privateKey string
+}
+
+func (f *operatorFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.id, "operator-id", "", "the operator's ID (default: the one recorded at registration)")
+	cmd.Flags().StringVar(&f.privateKey, "private-key", "", "the operator's current private key, PEM (default: the one recorded at registration)")
+}
+
+// actingOperator is the operator a command acts as at a federation.
+type actingOperator struct {
+	id      string
+	key     ed25519.PrivateKey
+	keyPath string
+	record  *clientconfig.Operator // nil when none is recorded
+}
+
+// operator resolves the operator of f at service and loads its key.
+func (o *federationOptions) operator(service string, f operatorFlags) (*actingOperator, error) {
+	rec, err := o.dir().Operator(service)
 	if err != nil {
-		return nil, fmt.Errorf("read log key: %w", err)
+		return nil, err
 	}
-	key, err := protocol.ParseLogPublicKeyPEM(text)
+	op := &actingOperator{id: f.id, keyPath: f.privateKey, record: rec}
+	if rec != nil {
+		if op.id == "" {
+			op.id = rec.OperatorID
+		}
+		if op.keyPath == "" {
+			op.keyPath = rec.PrivateKey
+		}
+	}
+	if op.id == "" || op.keyPath == "" {
+		return nil, usageError{fmt.Errorf("--operator-id and --private-key are required: no operator is recorded for %s on this machine (register from it first)", service)}
+	}
+	if op.key, err = loadPrivateKey(op.keyPath); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// operatorClient returns a client of service acting as op.
+func (o *federationOptions) operatorClient(service string, op *actingOperator) (*client.Client, error) {
+	c, err := o.newClient(service, client.WithOperator(op.id, op.key))
 	if err != nil {
-		return nil, fmt.Errorf("log key %s: %w", o.logKey, err)
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
+// loadPrivateKey reads an operator's PEM private key.
+func loadPrivateKey(path string) (ed25519.PrivateKey, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read private key: %w", err)
+	}
+	key, err := protocol.ParsePrivateKeyPEM(text)
+	if err != nil {
+		return nil, fmt.Errorf("private key %s: %w", path, err)
 	}
 	return key, nil
 }
 
-// trustedKey loads the key named by --federation-key, else the pinned key, else none.
-func (o *verifyOptions) trustedKey() (ed25519.PublicKey, string, error) {
-	path, from := o.federationKey, "--federation-key"
-	if path == "" {
-		if o.configDir == "" {
-			return nil, "none", nil
-		}
-		path, from = filepath.Join(o.configDir, pinnedFederationKeyFile), "pinned"
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, "none", nil
-		}
-	}
-	text, err := os.ReadFile(path)
+// currentPins asks the federation which keys it presents now and checks them against the
+// pins of service. A changed key is an error wrapping clientconfig.ErrKeyChanged, unless
+// trustNew is set: then the presented keys are pinned (as they are when nothing was
+// pinned and trustNew is set). The pins returned are nil only when nothing is pinned.
+func (o *federationOptions) currentPins(ctx context.Context, c *client.Client, service string, trustNew bool, say func(string)) (*clientconfig.Pins, error) {
+	st, err := c.Status(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("read federation key: %w", err)
+		return nil, err
 	}
-	key, err := protocol.ParsePublicKeyPEM(text)
-	if err != nil {
-		return nil, "", fmt.Errorf("federation key %s: %w", path, err)
+	presented := presentedKeys(st)
+	pins, err := o.dir().CheckPins(service, presented)
+	var changed *clientconfig.KeyChangedError
+	switch {
+	case errors.As(err, &changed) && trustNew:
+		say(fmt.Sprintf("trusting the new %s key of %s: %s (was %s)", changed.Which, changed.Host, changed.Presented, changed.Pinned))
+	case err != nil:
+		return nil, err
+	case pins == nil && trustNew:
+		say("pinning the keys " + service + " presents")
+	default:
+		return pins, nil
 	}
-	return key, from + " " + path, nil
+	if err := o.dir().SavePins(service, presented); err != nil {
+		return nil, err
+	}
+	return o.dir().Pins(service)
 }
 
-func printChecks(w io.Writer, res verifyResult) error {
-	var b strings.Builder
-	for _, c := range res.Checks {
-		mark := "ok  "
+// presentedKeys are the keys a status answer presents.
+func presentedKeys(st *client.Status) clientconfig.Presented {
+	return clientconfig.Presented{FederationKeyPEM: []byte(st.FederationPublicKey), LogKeyPEM: []byte(st.TLogPublicKey)}
+}
+
+// trustFlags name the keys an offline check trusts; empty flags default to the pins.
+type trustFlags struct {
+	federationKey string
+	logKey        string
+}
+
+func (f *trustFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.federationKey, "federation-key", "", "PEM file of the federation public key to trust (default: the pinned one)")
+	cmd.Flags().StringVar(&f.logKey, "log-key", "", "PEM file of the transparency log's public key to require (default: the pinned one)")
+}
+
+// trustedKeys are the keys an offline check trusts, and where each came from.
+type trustedKeys struct {
+	federation     ed25519.PublicKey // nil: none
+	federationFrom string
+	log            crypto.PublicKey // nil: none
+	logFrom        string
+}
+
+// trusted loads the keys of f, else the pins of the federation (when one is named or
+// recorded), else the legacy pinned federation key of the configuration directory.
+func (o *federationOptions) trusted(f trustFlags) (*trustedKeys, error) {
+	t := &trustedKeys{federationFrom: "none", logFrom: "none"}
+	var pins *clientconfig.Pins
+	var pinsFrom string
+	if svc, err := o.serviceURL(); err != nil {
+		return nil, err
+	} else if svc != "" {
+		if pins, err = o.dir().Pins(svc); err != nil {
+			return nil, err
+		}
+		host, _ := clientconfig.HostOf(svc)
+		pinsFrom = "pinned for " + host
+	}
+	switch {
+	case f.federationKey != "":
+		text, err := os.ReadFile(f.federationKey)
+		if err != nil {
+			return nil, fmt.Errorf("read federation key: %w", err)
+		}
+		if t.federation, err = protocol.ParsePublicKeyPEM(text); err != nil {
+			return nil, fmt.Errorf("federation key %s: %w", f.federationKey, err)
+		}
+		t.federationFrom = "--federation-key " + f.federationKey
+	case pins != nil:
+		t.federation, t.federationFrom = pins.FederationKey, pinsFrom
+	case o.configDir != "":
+		path := filepath.Join(o.configDir, legacyPinnedKeyFile)
+		text, err := os.ReadFile(path)
 		switch {
-		case c.Skipped:
-			mark = "skip"
-		case !c.OK:
-			mark = "FAIL"
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("read federation key: %w", err)
+		default:
+			if t.federation, err = protocol.ParsePublicKeyPEM(text); err != nil {
+				return nil, fmt.Errorf("federation key %s: %w", path, err)
+			}
+			t.federationFrom = "pinned " + path
 		}
-		fmt.Fprintf(&b, "%s  %-22s %s\n", mark, c.Name, c.Detail)
 	}
-	if res.Match {
-		fmt.Fprintf(&b, "MATCH     receipt %s verifies (trusted key: %s)\n", res.Receipt, res.KeyFrom)
-	} else {
-		fmt.Fprintf(&b, "MISMATCH  receipt %s does not verify\n", res.Receipt)
+	switch {
+	case f.logKey != "":
+		text, err := os.ReadFile(f.logKey)
+		if err != nil {
+			return nil, fmt.Errorf("read log key: %w", err)
+		}
+		if t.log, err = protocol.ParseLogPublicKeyPEM(text); err != nil {
+			return nil, fmt.Errorf("log key %s: %w", f.logKey, err)
+		}
+		t.logFrom = "--log-key " + f.logKey
+	case pins != nil && pins.LogKey != nil:
+		t.log, t.logFrom = pins.LogKey, pinsFrom
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return t, nil
 }
-
-// readInput reads a file, or standard input for "-", up to 16 MiB.
-func readInput(stdin io.Reader, path string) ([]byte, error) {
-	const limit = 16 << 20
-	r, closeR, err := openInput(stdin, path)
-	if err != nil {
-		return nil, err
-	}
-	defer closeR()
-	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > limit {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", protocol.ErrMalformed, path, limit)
-	}
-	return raw, nil
-}
-
-// silentError carries an error whose message the command has already printed.
-type silentError struct{ err error }
-
-func (e silentError) Error() string { return e.err.Error() }
-func (e silentError) Unwrap() error { return e.err }

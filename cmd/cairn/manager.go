@@ -40,5 +40,6 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	addClusterFlags(cmd)
 	return cmd
 }

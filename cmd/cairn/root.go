@@ -16,31 +16,19 @@ import (
 	"github.com/cairn-dev/cairn/internal/config"
 )
 
-// newRootCommand builds the cairn command tree. The logging flags (--zap-*) and
-// --kubeconfig belong to the root and so to every subcommand.
+// newRootCommand builds the cairn command tree. Every command reads the environment
+// variables of its flags (internal/config) before it runs; only the commands that talk
+// to a cluster take the logging flags (--zap-*) and --kubeconfig (addClusterFlags).
 func newRootCommand() *cobra.Command {
-	zapOpts := zap.Options{Development: true}
-	goFlags := goflag.NewFlagSet("cairn", goflag.ContinueOnError)
-	zapOpts.BindFlags(goFlags)
-	kubeconfig.RegisterFlags(goFlags)
-
 	root := &cobra.Command{
 		Use:           "cairn",
 		Short:         "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
 		SilenceUsage:  true,
 		SilenceErrors: true, // main prints them once, then exits with their code
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := config.Apply(cmd.Flags(), os.LookupEnv); err != nil {
-				return err
-			}
-			logger := zap.New(zap.UseFlagOptions(&zapOpts))
-			ctrl.SetLogger(logger)
-			klog.SetLogger(logger.WithName("klog")) // client-go's and tessera's logs
-			slog.SetDefault(slog.New(logr.ToSlogHandler(logger)))
-			return nil
+			return startCommand(cmd, &zap.Options{Development: true})
 		},
 	}
-	root.PersistentFlags().AddGoFlagSet(goFlags)
 	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
 		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
 		newServeCommand(), newReplayCommand())
@@ -52,6 +40,30 @@ func newRootCommand() *cobra.Command {
 		printEnvironment(cmd)
 	})
 	return root
+}
+
+// addClusterFlags gives cmd, a command that runs controllers against a cluster, the
+// logging flags (--zap-*) and --kubeconfig, which its start applies.
+func addClusterFlags(cmd *cobra.Command) {
+	zapOpts := &zap.Options{Development: true}
+	goFlags := goflag.NewFlagSet(cmd.Name(), goflag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	kubeconfig.RegisterFlags(goFlags)
+	cmd.Flags().AddGoFlagSet(goFlags)
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return startCommand(cmd, zapOpts) }
+}
+
+// startCommand applies the environment to cmd's flags and sets every logger (controller-
+// runtime's, klog's for client-go and tessera, slog's) to zap with zapOpts.
+func startCommand(cmd *cobra.Command, zapOpts *zap.Options) error {
+	if err := config.Apply(cmd.Flags(), os.LookupEnv); err != nil {
+		return err
+	}
+	logger := zap.New(zap.UseFlagOptions(zapOpts))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger.WithName("klog"))
+	slog.SetDefault(slog.New(logr.ToSlogHandler(logger)))
+	return nil
 }
 
 // printEnvironment lists the environment variables that stand in for the command's flags.

@@ -113,7 +113,13 @@ func HostOf(service string) (string, error) {
 	return name, nil
 }
 
-// federationDir is the directory of the federation at service.
+// FederationDir is the directory of the federation at service.
+func (d Dir) FederationDir(service string) (string, error) {
+	dir, _, err := d.federationDir(service)
+	return dir, err
+}
+
+// federationDir is the directory of the federation at service, and its name.
 func (d Dir) federationDir(service string) (string, string, error) {
 	host, err := HostOf(service)
 	if err != nil {

@@ -33,6 +33,7 @@ var Vars = []Var{
 	{Name: "CAIRN_LEADER_ELECTION_NAMESPACE", Flag: "leader-election-namespace", Description: "namespace of the leader election Lease"},
 	{Name: "CAIRN_FEDERATION_BIND_ADDRESS", Flag: "federation-bind-address", Description: "address of the federation API (/federation/*) on every manager replica; 0 disables it"},
 	{Name: "CAIRN_FEDERATION", Flag: "federation", Description: "the Federation the federation API serves, namespace/name"},
+	{Name: "CAIRN_FEDERATION_URL", Flag: "service", Description: "base URL of the federation the cairn federation commands talk to"},
 	{Name: "CAIRN_FEDERATION_MAX_BODY_BYTES", Flag: "federation-max-body-bytes", Description: "largest request body the federation API reads"},
 	{Name: "CAIRN_FEDERATION_RATE_LIMIT", Flag: "federation-rate-limit", Description: "requests a second one client address may send the federation API; negative: no limit"},
 	{Name: "CAIRN_FEDERATION_OPERATOR_RATE_LIMIT", Flag: "federation-operator-rate-limit", Description: "authenticated requests a second one operator may send the federation API; negative: no limit"},
@@ -72,8 +73,21 @@ func Apply(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
 			}
 			return fmt.Errorf("environment variable %s=%q for --%s: %w", v.Name, val, v.Flag, err)
 		}
+		if err := fs.SetAnnotation(v.Flag, fromEnvironment, []string{v.Name}); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// fromEnvironment is the annotation Apply puts on a flag it set.
+const fromEnvironment = "cairn.dev/from-environment"
+
+// GivenOnCommandLine reports whether the flag name of fs was given on the command line,
+// not set by Apply from the environment.
+func GivenOnCommandLine(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	return f != nil && f.Changed && f.Annotations[fromEnvironment] == nil
 }
 
 // WriteTable prints, for --help, the variables that stand in for flags of fs; nothing

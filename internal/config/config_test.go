@@ -106,3 +106,23 @@ func TestWriteTableListsOnlyTheCommandsVariables(t *testing.T) {
 		t.Errorf("a command without such flags printed %q, %v", b.String(), err)
 	}
 }
+
+func TestGivenOnCommandLineTellsFlagsFromTheEnvironment(t *testing.T) {
+	fs, _, _ := newFlags()
+	if err := fs.Parse([]string{"--leader-elect"}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CAIRN_METRICS_BIND_ADDRESS": ":9000"}
+	if err := Apply(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if !GivenOnCommandLine(fs, "leader-elect") {
+		t.Error("--leader-elect was given on the command line")
+	}
+	if GivenOnCommandLine(fs, "metrics-bind-address") {
+		t.Error("--metrics-bind-address came from the environment, not the command line")
+	}
+	if GivenOnCommandLine(fs, "no-such-flag") {
+		t.Error("a flag that does not exist was given")
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"cmp"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,4 +96,85 @@ func mustGenerate(t *testing.T, origin string) string {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestReadURLEntry reads the entries of a log served over HTTP as tlog-tiles (DirHandler,
+// as the federation serves its log): each verifies and is the body uploaded; a server that
+// is down, answers 500 or sends an endless tile is unavailable; an altered tile or another
+// key's checkpoint is refused, not taken for an outage.
+func TestReadURLEntry(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir)
+	pub, err := l.PublicKey(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uploaded []*Entry
+	for n := range 3 {
+		body, _ := record(t, n)
+		e, err := l.Upload(t.Context(), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uploaded = append(uploaded, e)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/federation/log/", http.StripPrefix("/federation/log", DirHandler(dir)))
+	mux.HandleFunc("/broken/", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusInternalServerError) })
+	mux.HandleFunc("/endless/", func(w http.ResponseWriter, _ *http.Request) {
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for range MaxTileBytes/len(chunk) + 2 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	at := func(path string) *url.URL {
+		u, err := url.Parse(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+
+	for _, want := range uploaded {
+		got, err := ReadURLEntry(t.Context(), at("/federation/log"), nil, want.Index, pub)
+		if err != nil {
+			t.Fatalf("index %d: %v", want.Index, err)
+		}
+		if got.Bundle.Body != want.Bundle.Body {
+			t.Errorf("index %d: read another entry than the one uploaded", want.Index)
+		}
+	}
+	if _, err := ReadURLEntry(t.Context(), at("/federation/log"), nil, 3, pub); !errors.Is(err, ErrNotFound) {
+		t.Errorf("index past the log: %v, want ErrNotFound", err)
+	}
+	for _, path := range []string{"/broken", "/endless"} {
+		if _, err := ReadURLEntry(t.Context(), at(path), nil, 0, pub); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: %v, want ErrUnavailable", path, err)
+		}
+	}
+	down := at("/federation/log")
+	down.Host = "127.0.0.1:1"
+	if _, err := ReadURLEntry(t.Context(), down, nil, 0, pub); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("nothing listening: %v, want ErrUnavailable", err)
+	}
+	otherPub, _ := openTestLogWithKey(t, t.TempDir(), mustGenerate(t, "cairn.test/other")).PublicKey(t.Context())
+	if _, err := ReadURLEntry(t.Context(), at("/federation/log"), nil, 0, otherPub); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Errorf("a checkpoint under another key: %v, want a refusal", err)
+	}
+	tile := filepath.Join(dir, "tile", "0", "000.p", "3")
+	raw, err := os.ReadFile(tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[40] ^= 1
+	if err := os.WriteFile(tile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadURLEntry(t.Context(), at("/federation/log"), nil, 0, pub); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Errorf("an altered tile: %v, want a refusal", err)
+	}
 }

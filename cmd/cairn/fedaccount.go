@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/clientconfig"
+)
+
+func newFederationWithdrawCommand(fo *federationOptions) *cobra.Command {
+	var opFlags operatorFlags
+	cmd := &cobra.Command{
+		Use:   "withdraw",
+		Short: "Withdraw the operator from the federation, for good",
+		Long: `Withdraw the operator: sign a withdrawal statement ("withdraw <operator_id> at <time>")
+with its current key and send it. The federation logs the withdrawal and accepts no more
+submissions from the operator; its receipts stay readable. An operator ID is never
+registered again, nor is any key it held.
+
+Exit status: 0 withdrawn, 1 refused or the federation could not be reached, 2 the
+arguments are wrong.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			service, err := fo.requireService()
+			if err != nil {
+				return err
+			}
+			op, err := fo.operator(service, opFlags)
+			if err != nil {
+				return err
+			}
+			c, err := fo.operatorClient(service, op)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := fo.context(cmd.Context())
+			defer cancel()
+			res, err := c.Withdraw(ctx)
+			if err != nil {
+				return err
+			}
+			if fo.json {
+				return writeIndentedJSON(cmd.OutOrStdout(), res)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "withdrew %s at %s (logged at index %d)\n", res.OperatorID, res.WithdrawnAt, res.TLogLogIndex)
+			return err
+		},
+	}
+	opFlags.add(cmd)
+	return cmd
+}
+
+func newFederationRotateKeyCommand(fo *federationOptions) *cobra.Command {
+	var opFlags operatorFlags
+	var newKeyPath string
+	cmd := &cobra.Command{
+		Use:   "rotate-key --new-private-key PATH",
+		Short: "Replace the operator's key with a new one",
+		Long: `Rotate the operator's key: sign the new public key and the time with the current key
+and with the new one, and send both. The operator keeps its ID; the federation logs the
+rotation and from then on accepts only the new key's signatures. On success the operator
+recorded for the federation points at the new private key.
+
+Exit status: 0 rotated, 1 refused or the federation could not be reached, 2 the arguments
+are wrong.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if newKeyPath == "" {
+				return usageError{errors.New("--new-private-key is required")}
+			}
+			service, err := fo.requireService()
+			if err != nil {
+				return err
+			}
+			op, err := fo.operator(service, opFlags)
+			if err != nil {
+				return err
+			}
+			newKey, err := loadPrivateKey(newKeyPath)
+			if err != nil {
+				return err
+			}
+			if newKey.Equal(op.key) {
+				return usageError{errors.New("--new-private-key is the operator's current key")}
+			}
+			c, err := fo.operatorClient(service, op)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := fo.context(cmd.Context())
+			defer cancel()
+			res, err := c.RotateKey(ctx, newKey)
+			if err != nil {
+				return err
+			}
+			rec := clientconfig.Operator{Service: service, OperatorID: op.id, PrivateKey: newKeyPath}
+			if op.record != nil && op.record.OperatorID == op.id {
+				rec = *op.record
+				rec.PrivateKey = newKeyPath
+			}
+			if err := fo.dir().SaveOperator(&rec); err != nil {
+				return fmt.Errorf("rotated, but recording the new key failed (pass --private-key %s from now on): %w", newKeyPath, err)
+			}
+			if fo.json {
+				return writeIndentedJSON(cmd.OutOrStdout(), res)
+			}
+			abs, _ := filepath.Abs(newKeyPath)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "rotated %s to key sha256:%s at %s (logged at index %d); now signing with %s\n",
+				res.OperatorID, res.NewFingerprint, res.RotatedAt, res.TLogLogIndex, abs)
+			return err
+		},
+	}
+	opFlags.add(cmd)
+	cmd.Flags().StringVar(&newKeyPath, "new-private-key", "", "the new private key, PEM (cairn keygen writes one)")
+	return cmd
+}

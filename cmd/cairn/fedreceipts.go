@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/pkg/client"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// receiptsOptions configures `cairn federation receipts`.
+type receiptsOptions struct {
+	operator    operatorFlags
+	trust       trustFlags
+	outputDir   string
+	since       string
+	trustNewKey bool
+}
+
+func newFederationReceiptsCommand(fo *federationOptions) *cobra.Command {
+	o := &receiptsOptions{}
+	cmd := &cobra.Command{
+		Use:   "receipts --output-dir DIR [--since ANCHOR_ID]",
+		Short: "Fetch your receipts, verify each and write the ones that verify",
+		Long: `Fetch the operator's signed receipts from the federation (all, or those of anchors
+after --since) and verify each offline, as cairn federation verify does, under the pinned
+federation and log keys (or --federation-key and --log-key). A receipt that verifies is
+written to DIR/<anchor_id>.json, replacing an older copy (a receipt is signed again when
+its log proof arrives or the federation rotates its key); one that does not is reported and
+not written.
+
+The federation's current keys are checked against the pins first: another key is refused
+unless --trust-new-key is given, which pins the new one.
+
+Exit status: 0 every receipt verified and was written, 3 one or more did not verify (the
+others were written) or the federation presents keys other than those pinned, 1 the
+federation could not be reached, 2 the arguments are wrong.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd, fo)
+		},
+	}
+	o.operator.add(cmd)
+	o.trust.add(cmd)
+	cmd.Flags().StringVar(&o.outputDir, "output-dir", "", "directory to write the receipts into")
+	cmd.Flags().StringVar(&o.since, "since", "", "only the receipts of anchors after this anchor ID")
+	cmd.Flags().BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
+	return cmd
+}
+
+// receiptsResult is what receipts prints with --json.
+type receiptsResult struct {
+	Written   []string         `json:"written"`
+	Unchanged []string         `json:"unchanged"`
+	Refused   []refusedReceipt `json:"refused"`
+}
+
+// refusedReceipt is a receipt that did not verify.
+type refusedReceipt struct {
+	AnchorID string `json:"anchor_id"`
+	Error    string `json:"error"`
+}
+
+func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
+	if o.outputDir == "" {
+		return usageError{errors.New("--output-dir is required")}
+	}
+	service, err := fo.requireService()
+	if err != nil {
+		return err
+	}
+	op, err := fo.operator(service, o.operator)
+	if err != nil {
+		return err
+	}
+	c, err := fo.operatorClient(service, op)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := fo.context(cmd.Context())
+	defer cancel()
+	say := func(s string) { _, _ = fmt.Fprintln(cmd.ErrOrStderr(), s) }
+	if _, err := fo.currentPins(ctx, c, service, o.trustNewKey, say); err != nil {
+		return err
+	}
+	keys, err := fo.trusted(o.trust)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.outputDir, 0o755); err != nil {
+		return err
+	}
+	res := receiptsResult{Written: []string{}, Unchanged: []string{}, Refused: []refusedReceipt{}}
+	err = eachReceipt(ctx, c, o.since, func(raw json.RawMessage) error {
+		return o.keep(raw, keys, &res)
+	})
+	if err != nil {
+		return err
+	}
+	if err := printReceiptsResult(cmd.OutOrStdout(), fo.json, o.outputDir, res); err != nil {
+		return err
+	}
+	if len(res.Refused) > 0 {
+		return silentError{fmt.Errorf("%d receipts did not verify: %w", len(res.Refused), protocol.ErrMismatch)}
+	}
+	return nil
+}
+
+// eachReceipt calls keep with every receipt of the operator after since, page by page.
+func eachReceipt(ctx context.Context, c *client.Client, since string, keep func(json.RawMessage) error) error {
+	opts := client.ReceiptsOptions{Since: since, Limit: 100}
+	for {
+		page, err := c.Receipts(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, raw := range page.Receipts {
+			if err := keep(raw); err != nil {
+				return err
+			}
+		}
+		if page.NextPageToken == nil || *page.NextPageToken == "" {
+			return nil
+		}
+		opts.PageToken = *page.NextPageToken
+	}
+}
+
+// keep verifies one receipt and writes it when it verifies.
+func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *receiptsResult) error {
+	report, err := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: keys.federation, LogKey: keys.log})
+	if err != nil {
+		id := "(unreadable)"
+		if report != nil && report.Receipt != nil {
+			id = report.Receipt.AnchorID
+		}
+		res.Refused = append(res.Refused, refusedReceipt{AnchorID: id, Error: err.Error()})
+		return nil
+	}
+	// The anchor ID has been checked ("anchor-YYYYMMDD-NNN"), so it names a file safely.
+	id := report.Receipt.AnchorID
+	path := filepath.Join(o.outputDir, id+".json")
+	old, err := os.ReadFile(path)
+	switch {
+	case err == nil && bytes.Equal(old, raw):
+		res.Unchanged = append(res.Unchanged, id)
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if err := atomicfile.Write(path, raw, 0o644); err != nil {
+		return err
+	}
+	res.Written = append(res.Written, id)
+	return nil
+}
+
+// printReceiptsResult says what was written and what was refused.
+func printReceiptsResult(w io.Writer, asJSON bool, dir string, res receiptsResult) error {
+	if asJSON {
+		return writeIndentedJSON(w, res)
+	}
+	var b strings.Builder
+	for _, id := range res.Written {
+		fmt.Fprintf(&b, "wrote     %s\n", filepath.Join(dir, id+".json"))
+	}
+	for _, r := range res.Refused {
+		fmt.Fprintf(&b, "REFUSED   %s: %s\n", r.AnchorID, r.Error)
+	}
+	fmt.Fprintf(&b, "%d written, %d unchanged, %d refused\n", len(res.Written), len(res.Unchanged), len(res.Refused))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+func newFederationVerifyCommand(fo *federationOptions) *cobra.Command {
+	var trust trustFlags
+	cmd := &cobra.Command{
+		Use:   "verify RECEIPT",
+		Short: "Verify a cross-anchor receipt offline",
+		Long: `Verify a cross-anchor receipt without any network: recompute its cross-anchor hash,
+check the federation's signature, and require that the signing key is the one you trust:
+--federation-key, or else the key pinned when this machine registered with the federation
+(--service, CAIRN_FEDERATION_URL or the default one; nothing is sent to it). With neither,
+the receipt is checked but bound to no trusted key, and the result is a mismatch.
+
+A receipt's log proof (tlog_entry) is always verified, under the log key the receipt
+signs; --log-key, or else the pinned log key, must also be that key. A legacy receipt
+(signed before receipts named their log key) has its log proof verified only under that
+key; without one the check fails.
+
+Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is malformed,
+2 the arguments are wrong.`,
+		Args: exactArgs(1, "one receipt file (- for standard input)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			keys, err := fo.trusted(trust)
+			if err != nil {
+				return err
+			}
+			raw, err := readInput(cmd.InOrStdin(), args[0])
+			if err != nil {
+				return err
+			}
+			return reportReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, args[0], raw, keys)
+		},
+	}
+	trust.add(cmd)
+	return cmd
+}
+
+// verifyResult is what verify prints with --json.
+type verifyResult struct {
+	Receipt  string           `json:"receipt"`
+	Match    bool             `json:"match"`
+	KeyFrom  string           `json:"trusted_key_from"`
+	Checks   []protocol.Check `json:"checks"`
+	Error    string           `json:"error,omitempty"`
+	ExitCode int              `json:"exit_code"`
+}
+
+// reportReceipt verifies the receipt raw (read from name) under keys and prints every
+// check, as a table or JSON.
+func reportReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw []byte, keys *trustedKeys) error {
+	report, verr := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: keys.federation, LogKey: keys.log})
+	res := verifyResult{Receipt: name, Match: verr == nil, KeyFrom: keys.federationFrom, ExitCode: exitCode(verr)}
+	if report != nil {
+		res.Checks = report.Checks
+	}
+	if verr != nil {
+		res.Error = verr.Error()
+	}
+	if asJSON {
+		if err := writeIndentedJSON(stdout, res); err != nil {
+			return err
+		}
+	} else if err := printChecks(stdout, res); err != nil {
+		return err
+	}
+	if verr != nil {
+		if !asJSON {
+			_, _ = fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
+		}
+		return silentError{verr}
+	}
+	return nil
+}
+
+func printChecks(w io.Writer, res verifyResult) error {
+	var b strings.Builder
+	writeChecks(&b, res.Checks)
+	if res.Match {
+		fmt.Fprintf(&b, "MATCH     receipt %s verifies (trusted key: %s)\n", res.Receipt, res.KeyFrom)
+	} else {
+		fmt.Fprintf(&b, "MISMATCH  receipt %s does not verify\n", res.Receipt)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeChecks writes one line a check: ok, skip or FAIL, its name and its detail.
+func writeChecks(b *strings.Builder, checks []protocol.Check) {
+	for _, c := range checks {
+		fmt.Fprintf(b, "%s  %-22s %s\n", checkMark(c), c.Name, c.Detail)
+	}
+}
+
+// checkMark is "ok  ", "skip" or "FAIL".
+func checkMark(c protocol.Check) string {
+	switch {
+	case c.Skipped:
+		return "skip"
+	case !c.OK:
+		return "FAIL"
+	}
+	return "ok  "
+}
+
+// readInput reads a file, or standard input for "-", up to 16 MiB.
+func readInput(stdin io.Reader, path string) ([]byte, error) {
+	const limit = 16 << 20
+	r, closeR, err := openInput(stdin, path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeR()
+	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > limit {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", protocol.ErrMalformed, path, limit)
+	}
+	return raw, nil
+}
+
+// silentError carries an error whose message the command has already printed.
+type silentError struct{ err error }
+
+func (e silentError) Error() string { return e.err.Error() }
+func (e silentError) Unwrap() error { return e.err }
