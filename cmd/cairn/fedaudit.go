@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,7 +120,7 @@ func (o *auditOptions) audit(ctx context.Context, stdin io.Reader, keys *trusted
 		if !c.OK && !c.Skipped && i == len(rep.Checks)-1 {
 			err = rerr
 		}
-		a.add("receipt", c, err)
+		a.add("receipt "+o.receipt, c, err)
 	}
 	if rep.Receipt == nil { // unreadable: nothing to audit the exports against
 		return a, nil
@@ -302,12 +301,12 @@ func (a *auditReport) print(w io.Writer, asJSON bool) error {
 		}
 	} else {
 		var b strings.Builder
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-		for _, c := range a.Checks {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", checkMark(c.Check), c.Subject, c.Name, c.Detail)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
+		for i, c := range a.Checks {
+			if i == 0 || a.Checks[i-1].Subject != c.Subject {
+				b.WriteString(c.Subject + "\n")
+			}
+			b.WriteString("  ")
+			writeChecks(&b, []protocol.Check{c.Check})
 		}
 		if a.Passed {
 			fmt.Fprintf(&b, "AUDIT PASSED  %s: every check holds\n", a.AnchorID)

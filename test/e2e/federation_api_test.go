@@ -147,14 +147,7 @@ func newOrganization(t *testing.T, org string, n int) *organization {
 	if code, out := runCairn(t, "keygen", "--output-dir", dir); code != 0 {
 		t.Fatalf("cairn keygen: exit %d\n%s", code, out)
 	}
-	var spans strings.Builder
-	for i := range n {
-		start := int64(1795262400000000000) + int64(i)*int64(time.Second)
-		fmt.Fprintf(&spans, `{"name":"chat","kind":"CLIENT","attributes":{"gen_ai.request.model":"m","gen_ai.usage.output_tokens":%d},`+
-			`"status_code":"OK","status_description":"","start_time_ns":"%d","end_time_ns":"%d","trace_id":"%032x","span_id":"%016x"}`+"\n",
-			10+i, start, start+500_000_000, i+1, i+1)
-	}
-	spansFile := writeFile(t, dir, "spans.jsonl", []byte(spans.String()))
+	spansFile := writeFile(t, dir, "spans.jsonl", spanLines(0, n))
 	db, export := filepath.Join(dir, "chain.db"), filepath.Join(dir, "export.json")
 	secret := "--secret-hex=" + strings.Repeat("5a", 32)
 	if code, out := runCairn(t, "chain", "seal", "--db", db, "--file", spansFile, secret); code != 0 {
@@ -173,6 +166,19 @@ func newOrganization(t *testing.T, org string, n int) *organization {
 	o.key, o.pemTxt = key, string(readFile(t, filepath.Join(dir, "public.pem")))
 	o.id = protocol.OperatorID(key.Public().(ed25519.PublicKey))
 	return o
+}
+
+// spanLines returns n spans, the first numbered from, one JSON object a line, as `cairn
+// chain seal --file` reads them.
+func spanLines(from, n int) []byte {
+	var spans strings.Builder
+	for i := from; i < from+n; i++ {
+		start := int64(1795262400000000000) + int64(i)*int64(time.Second)
+		fmt.Fprintf(&spans, `{"name":"chat","kind":"CLIENT","attributes":{"gen_ai.request.model":"m","gen_ai.usage.output_tokens":%d},`+
+			`"status_code":"OK","status_description":"","start_time_ns":"%d","end_time_ns":"%d","trace_id":"%032x","span_id":"%016x"}`+"\n",
+			10+i, start, start+500_000_000, i+1, i+1)
+	}
+	return []byte(spans.String())
 }
 
 // register registers o through a challenge.

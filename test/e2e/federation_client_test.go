@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+)
+
+// TestFederationClientEndToEnd is an operator's whole life with the `cairn federation`
+// commands of the real binary against the real API on a real API server: three
+// organizations register (pinning the federation's keys in their own config directory),
+// `submit --db` twice each (the second continuing the first), an admin anchors,
+// `receipts` writes verified files, `verify` exits 0 with the pinned keys and no flag,
+// `audit` of the anchor with the participants' exports exits 0 (its log check read
+// online) and 3 with one export swapped, `withdraw` then `submit` fails with the
+// server's 403, and `rotate-key` then `submit` works with the new key.
+func TestFederationClientEndToEnd(t *testing.T) {
+	c, kubeconfig := startAPIServer(t)
+	t.Run("embedded log", func(t *testing.T) {
+		runClientStory(t, c, kubeconfig, "client-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
+	})
+	t.Run("rekor", func(t *testing.T) {
+		url := os.Getenv("REKOR_URL")
+		if url == "" {
+			if os.Getenv("CAIRN_REQUIRE_REKOR") != "" {
+				t.Fatal("CAIRN_REQUIRE_REKOR is set but REKOR_URL is not: run hack/rekor-up.sh")
+			}
+			t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
+		}
+		runClientStory(t, c, kubeconfig, "client-rekor", fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url,
+			PublicKeyPEM: rekorPublicKey(t, url)})
+	})
+}
+
+// runClientStory runs the story in namespace ns with a manager of its own.
+func runClientStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	apiAddr := freeAddresses(t, 1)[0]
+	api := &apiClient{t: t, base: "http://" + apiAddr, hc: &http.Client{Timeout: 90 * time.Second}}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"}, Spec: fv1.FederationSpec{
+		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 3, TransparencyLog: log, PublicURL: api.base}}
+	if err := c.Create(ctx, fed); err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	startAPIManager(mgrCtx, t, kubeconfig, t.TempDir(), ns+"/fed", apiAddr)
+	api.waitReady(ctx)
+
+	orgs := make([]*operatorMachine, 3)
+	for i := range orgs {
+		orgs[i] = newOperatorMachine(t, fmt.Sprintf("Org %d of %s", i, ns))
+		orgs[i].mustRun("federation", "register", "--service", api.base, "--org", orgs[i].org,
+			"--public-key", orgs[i].path("keys/public.pem"), "--private-key", orgs[i].path("keys/private.pem"))
+		orgs[i].seal(5)
+		out := orgs[i].mustRun("federation", "submit", "--db", orgs[i].db, "--save-export", orgs[i].path("first.json"))
+		wantOutput(t, out, "accepted sub-", "seq 1..5")
+		orgs[i].seal(4)
+		out = orgs[i].mustRun("federation", "submit", "--db", orgs[i].db, "--save-export", orgs[i].path("second.json"))
+		wantOutput(t, out, "seq 6..9", "continuity verified true")
+		out = orgs[i].mustRun("federation", "submit", "--db", orgs[i].db)
+		wantOutput(t, out, "nothing to submit")
+	}
+
+	adminToken := secretValue(ctx, t, c, ns, "fed-admin", controllers.AdminTokenSecretKey)
+	var anchored struct {
+		AnchorID            string `json:"anchor_id"`
+		SubmissionsAnchored int    `json:"submissions_anchored"`
+	}
+	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+adminToken, http.StatusOK, &anchored)
+	if anchored.SubmissionsAnchored != 6 {
+		t.Fatalf("POST /federation/anchor: %+v, want the 6 submissions anchored", anchored)
+	}
+
+	receipt := orgs[0].loggedReceiptFile(ctx, anchored.AnchorID)
+	for _, o := range orgs[1:] {
+		o.loggedReceiptFile(ctx, anchored.AnchorID)
+	}
+	out := orgs[0].mustRun("federation", "verify", receipt)
+	wantOutput(t, out, "MATCH", "pinned for 127.0.0.1:")
+
+	exports := func(first int) []string {
+		args := []string{"federation", "audit", "--receipt", receipt}
+		for i, o := range orgs {
+			name := "second.json"
+			if i == first {
+				name = "first.json"
+			}
+			args = append(args, "--export", o.path(name))
+		}
+		return args
+	}
+	out = orgs[0].mustRun(exports(-1)...)
+	wantOutput(t, out, "AUDIT PASSED")
+	if !regexp.MustCompile(`(?m)^  ok  +tlog_entry +log \w+ holds the anchor at index \d+, proved against its checkpoint`).MatchString(out) {
+		t.Fatalf("audit did not read the log entry online:\n%s", out)
+	}
+	if code, out := orgs[0].run(exports(1)...); code != 3 || !regexp.MustCompile(`(?m)^export \S+/first.json\n(  .*\n)*  FAIL  chain_signature `).MatchString(out) {
+		t.Fatalf("audit with Org 1's first export for its second: exit %d, want 3\n%s", code, out)
+	}
+
+	orgs[2].mustRun("federation", "withdraw")
+	orgs[2].seal(2)
+	if code, out := orgs[2].run("federation", "submit", "--db", orgs[2].db); code != 1 || !strings.Contains(out, "HTTP 403 operator_withdrawn") {
+		t.Fatalf("submit after withdraw: exit %d, want 1 with the server's 403\n%s", code, out)
+	}
+
+	orgs[1].mustRun("keygen", "--output-dir", orgs[1].path("new-keys"))
+	orgs[1].mustRun("federation", "rotate-key", "--new-private-key", orgs[1].path("new-keys/private.pem"))
+	orgs[1].seal(3)
+	out = orgs[1].mustRun("federation", "submit", "--db", orgs[1].db)
+	wantOutput(t, out, "seq 10..12")
+}
+
+// operatorMachine is one organization's machine: its keys, its chain and its own client
+// configuration directory (XDG_CONFIG_HOME).
+type operatorMachine struct {
+	t      *testing.T
+	dir    string
+	org    string
+	db     string
+	sealed int
+}
+
+func newOperatorMachine(t *testing.T, org string) *operatorMachine {
+	t.Helper()
+	m := &operatorMachine{t: t, dir: t.TempDir(), org: org}
+	m.db = m.path("chain.db")
+	m.mustRun("keygen", "--output-dir", m.path("keys"))
+	return m
+}
+
+func (m *operatorMachine) path(name string) string { return filepath.Join(m.dir, name) }
+
+// run runs the binary on m and returns its exit code and output.
+func (m *operatorMachine) run(args ...string) (int, string) {
+	m.t.Helper()
+	cmd := exec.Command(cairnBin, args...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+m.path("config"), "CAIRN_HMAC_SECRET="+strings.Repeat("5a", 32),
+		"CAIRN_FEDERATION_URL=", "CAIRN_DB_PATH=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return exitCode(err), string(out)
+	}
+	return 0, string(out)
+}
+
+// mustRun runs the binary on m and requires exit 0.
+func (m *operatorMachine) mustRun(args ...string) string {
+	m.t.Helper()
+	code, out := m.run(args...)
+	if code != 0 {
+		m.t.Fatalf("%s: cairn %s: exit %d\n%s", m.org, strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// seal seals n more spans into m's chain.
+func (m *operatorMachine) seal(n int) {
+	m.t.Helper()
+	file := writeFile(m.t, m.dir, fmt.Sprintf("spans-%d.jsonl", m.sealed), spanLines(m.sealed, n))
+	m.mustRun("chain", "seal", "--db", m.db, "--file", file)
+	m.sealed += n
+}
+
+// loggedReceiptFile runs `cairn federation receipts` until it writes the receipt of
+// anchorID with its log proof, and returns the file.
+func (m *operatorMachine) loggedReceiptFile(ctx context.Context, anchorID string) string {
+	m.t.Helper()
+	path := filepath.Join(m.path("receipts"), anchorID+".json")
+	for {
+		out := m.mustRun("federation", "receipts", "--output-dir", m.path("receipts"))
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), `"tlog_entry"`) {
+			return path
+		}
+		select {
+		case <-ctx.Done():
+			m.t.Fatalf("%s: no logged receipt of %s; receipts printed:\n%s", m.org, anchorID, out)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// wantOutput requires every one of wants in out.
+func wantOutput(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Fatalf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
