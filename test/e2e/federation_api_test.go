@@ -328,6 +328,24 @@ func (a *apiClient) waitReady(ctx context.Context) {
 	}
 }
 
+// waitDown waits until nothing answers at the API's address.
+func (a *apiClient) waitDown(ctx context.Context) {
+	a.t.Helper()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.base+"/federation/status", nil)
+		resp, err := a.hc.Do(req)
+		if err != nil {
+			return
+		}
+		_ = resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			a.t.Fatal("the federation API still answers")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // startAPIManager runs `cairn manager` serving the API of federation on apiAddr until ctx
 // ends.
 func startAPIManager(ctx context.Context, t *testing.T, kubeconfig, logDir, federation, apiAddr string) {

@@ -128,6 +128,18 @@ func runClientStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv
 	orgs[1].seal(3)
 	out = orgs[1].mustRun("federation", "submit", "--db", orgs[1].db)
 	wantOutput(t, out, "seq 10..12")
+
+	// A log named with --log must answer; one found through the receipt that does not
+	// answer (the embedded log goes with its federation) leaves the audit offline.
+	if code, out := orgs[0].run(append(exports(-1), "--log", "http://127.0.0.1:1/federation/log")...); code == 0 || !strings.Contains(out, "FAIL  tlog_entry") {
+		t.Fatalf("audit with a --log that does not answer: exit %d, want a failure\n%s", code, out)
+	}
+	if log.Type == fv1.TransparencyLogEmbedded {
+		stopManager()
+		api.waitDown(ctx)
+		out = orgs[0].mustRun(exports(-1)...)
+		wantOutput(t, out, "skip  tlog_entry", "audited offline", "AUDIT PASSED")
+	}
 }
 
 // operatorMachine is one organization's machine: its keys, its chain and its own client
