@@ -1,6 +1,6 @@
 // Command cairn is Cairn's one binary: the federation manager, the local development
-// system, key generation and offline receipt verification (and, in later releases, the
-// chain service and the rest of the federation client).
+// system, the chain service and its tools, key generation, and the federation client
+// (register, submit, receipts, verify, audit).
 package main
 
 import (
