@@ -113,7 +113,8 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fo.dir().CheckPins(service, presentedKeys(st)); err != nil && !(o.trustNewKey && errors.Is(err, clientconfig.ErrKeyChanged)) {
+	_, err = fo.dir().CheckPins(service, presentedKeys(st))
+	if trusted := o.trustNewKey && errors.Is(err, clientconfig.ErrKeyChanged); err != nil && !trusted {
 		return err
 	}
 	reg, err := c.Register(ctx, key, o.org, o.contact)

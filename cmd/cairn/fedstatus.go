@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/clientconfig"
+	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -57,35 +58,42 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 				}
 				return pinErr
 			}
-			var b strings.Builder
-			tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "federation\t%s\n", service)
-			fmt.Fprintf(tw, "version\t%s\n", st.Version)
-			fmt.Fprintf(tw, "federation key\t%s\n", keyName(st.FederationPublicKey))
-			fmt.Fprintf(tw, "log key\t%s\n", logKeyName(st.TLogPublicKey))
 			if pinErr != nil {
 				pinned = "CHANGED: " + pinErr.Error()
 			}
-			fmt.Fprintf(tw, "keys\t%s\n", pinned)
-			fmt.Fprintf(tw, "operators\t%d active of %d\n", st.OperatorsActive, st.OperatorsTotal)
-			fmt.Fprintf(tw, "submissions\t%d in the last 24 hours\n", st.SubmissionsLast24h)
-			if a := st.LastAnchor; a != nil {
-				fmt.Fprintf(tw, "last anchor\t%s at %s, %d participants\n", a.AnchorID, a.AnchoredAt, a.Participants)
-			} else {
-				fmt.Fprintf(tw, "last anchor\tnone yet\n")
-			}
-			fmt.Fprintf(tw, "up for\t%s\n", time.Duration(st.UptimeSeconds)*time.Second)
-			if err := tw.Flush(); err != nil {
+			if _, err := io.WriteString(cmd.OutOrStdout(), formatStatus(service, st, pinned)); err != nil {
 				return err
 			}
-			if _, err := cmd.OutOrStdout().Write([]byte(b.String())); err != nil {
-				return err
+			if pinErr != nil {
+				return silentError{pinErr} // the table says it
 			}
-			return pinErr
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
 	return cmd
+}
+
+// formatStatus writes a status answer as a table; pinned says how its keys stand to the pins.
+func formatStatus(service string, st *client.Status, pinned string) string {
+	var b strings.Builder
+	row := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-16s%s\n", label, fmt.Sprintf(format, args...))
+	}
+	row("federation", "%s", service)
+	row("version", "%s", st.Version)
+	row("federation key", "%s", keyName(st.FederationPublicKey))
+	row("log key", "%s", logKeyName(st.TLogPublicKey))
+	row("keys", "%s", pinned)
+	row("operators", "%d active of %d", st.OperatorsActive, st.OperatorsTotal)
+	row("submissions", "%d in the last 24 hours", st.SubmissionsLast24h)
+	if a := st.LastAnchor; a != nil {
+		row("last anchor", "%s at %s, %d participants", a.AnchorID, a.AnchoredAt, a.Participants)
+	} else {
+		row("last anchor", "none yet")
+	}
+	row("up for", "%s", time.Duration(st.UptimeSeconds)*time.Second)
+	return b.String()
 }
 
 // keyName names a federation key by its fingerprint.
