@@ -24,21 +24,12 @@ Exit status: 0 withdrawn, 1 refused or the federation could not be reached, 2 th
 arguments are wrong.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			service, err := fo.requireService()
+			s, err := fo.connect(cmd, &opFlags)
 			if err != nil {
 				return err
 			}
-			op, err := fo.operator(service, opFlags)
-			if err != nil {
-				return err
-			}
-			c, err := fo.operatorClient(service, op)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := fo.context(cmd.Context())
-			defer cancel()
-			res, err := c.Withdraw(ctx)
+			defer s.close()
+			res, err := s.client.Withdraw(s.ctx)
 			if err != nil {
 				return err
 			}
@@ -71,28 +62,20 @@ are wrong.`,
 			if newKeyPath == "" {
 				return usageError{errors.New("--new-private-key is required")}
 			}
-			service, err := fo.requireService()
-			if err != nil {
-				return err
-			}
-			op, err := fo.operator(service, opFlags)
-			if err != nil {
-				return err
-			}
 			newKey, err := loadPrivateKey(newKeyPath)
 			if err != nil {
 				return err
 			}
-			if newKey.Equal(op.key) {
-				return usageError{errors.New("--new-private-key is the operator's current key")}
-			}
-			c, err := fo.operatorClient(service, op)
+			s, err := fo.connect(cmd, &opFlags)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := fo.context(cmd.Context())
-			defer cancel()
-			res, err := c.RotateKey(ctx, newKey)
+			defer s.close()
+			service, op := s.service, s.op
+			if newKey.Equal(op.key) {
+				return usageError{errors.New("--new-private-key is the operator's current key")}
+			}
+			res, err := s.client.RotateKey(s.ctx, newKey)
 			if err != nil {
 				return err
 			}

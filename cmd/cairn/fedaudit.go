@@ -61,7 +61,7 @@ malformed, 2 the arguments are wrong.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := fo.context(cmd.Context())
+			ctx, cancel := context.WithTimeout(cmd.Context(), fo.timeout)
 			defer cancel()
 			a, err := o.audit(ctx, cmd.InOrStdin(), keys)
 			if err != nil {

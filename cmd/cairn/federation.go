@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -78,24 +77,42 @@ func (o *federationOptions) serviceURL() (string, error) {
 	return o.dir().DefaultService()
 }
 
-// requireService is serviceURL for commands that must reach a federation.
-func (o *federationOptions) requireService() (string, error) {
-	svc, err := o.serviceURL()
-	if err == nil && svc == "" {
+// session is one command's conversation with a federation.
+type session struct {
+	service string
+	client  *client.Client
+	op      *actingOperator // nil unless the command acts as an operator
+	ctx     context.Context // bounded by --timeout
+	cancel  context.CancelFunc
+}
+
+// connect resolves the federation and, when opFlags is not nil, the operator the command
+// acts as, and returns a session whose context --timeout bounds; close it when done.
+func (o *federationOptions) connect(cmd *cobra.Command, opFlags *operatorFlags) (*session, error) {
+	service, err := o.serviceURL()
+	if err == nil && service == "" {
 		err = usageError{errors.New("no federation given: pass --service URL or set CAIRN_FEDERATION_URL (registering records a default)")}
 	}
-	return svc, err
+	if err != nil {
+		return nil, err
+	}
+	s := &session{service: service}
+	var opts []client.Option
+	if opFlags != nil {
+		if s.op, err = o.operator(service, *opFlags); err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithOperator(s.op.id, s.op.key))
+	}
+	if s.client, err = client.New(service, opts...); err != nil {
+		return nil, usageError{err}
+	}
+	s.ctx, s.cancel = context.WithTimeout(cmd.Context(), o.timeout)
+	return s, nil
 }
 
-// context bounds ctx by --timeout.
-func (o *federationOptions) context(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, o.timeout)
-}
-
-// newClient returns a client of the federation at service.
-func (o *federationOptions) newClient(service string, opts ...client.Option) (*client.Client, error) {
-	return client.New(service, append([]client.Option{client.WithHTTPClient(&http.Client{})}, opts...)...)
-}
+// close ends the session.
+func (s *session) close() { s.cancel() }
 
 // operatorFlags name the operator a command acts as; empty flags default to the operator
 // recorded at registration.
@@ -139,15 +156,6 @@ func (o *federationOptions) operator(service string, f operatorFlags) (*actingOp
 		return nil, err
 	}
 	return op, nil
-}
-
-// operatorClient returns a client of service acting as op.
-func (o *federationOptions) operatorClient(service string, op *actingOperator) (*client.Client, error) {
-	c, err := o.newClient(service, client.WithOperator(op.id, op.key))
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return c, nil
 }
 
 // loadPrivateKey reads an operator's PEM private key.

@@ -76,22 +76,14 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.outputDir == "" {
 		return usageError{errors.New("--output-dir is required")}
 	}
-	service, err := fo.requireService()
+	s, err := fo.connect(cmd, &o.operator)
 	if err != nil {
 		return err
 	}
-	op, err := fo.operator(service, o.operator)
-	if err != nil {
-		return err
-	}
-	c, err := fo.operatorClient(service, op)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := fo.context(cmd.Context())
-	defer cancel()
-	say := func(s string) { _, _ = fmt.Fprintln(cmd.ErrOrStderr(), s) }
-	if _, err := fo.currentPins(ctx, c, service, o.trustNewKey, say); err != nil {
+	defer s.close()
+	ctx, c := s.ctx, s.client
+	say := func(line string) { _, _ = fmt.Fprintln(cmd.ErrOrStderr(), line) }
+	if _, err := fo.currentPins(ctx, c, s.service, o.trustNewKey, say); err != nil {
 		return err
 	}
 	keys, err := fo.trusted(o.trust)

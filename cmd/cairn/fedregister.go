@@ -96,16 +96,12 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 			Note: "dry run: nothing was sent; registering also fetches a challenge and posts its signature (nonce, nonce_signature)",
 		})
 	}
-	service, err := fo.requireService()
+	s, err := fo.connect(cmd, nil)
 	if err != nil {
 		return err
 	}
-	c, err := fo.newClient(service)
-	if err != nil {
-		return usageError{err}
-	}
-	ctx, cancel := fo.context(cmd.Context())
-	defer cancel()
+	defer s.close()
+	service, c, ctx := s.service, s.client, s.ctx
 	say := func(s string) { _, _ = fmt.Fprintln(cmd.ErrOrStderr(), s) }
 	// The keys are checked before registering, so a federation that is not the pinned one
 	// learns nothing; they are pinned only once the registration succeeded.

@@ -27,17 +27,13 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 3 it presents keys other than those pinned (--trust-new-key pins them instead).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			service, err := fo.requireService()
+			s, err := fo.connect(cmd, nil)
 			if err != nil {
 				return err
 			}
-			c, err := fo.newClient(service)
-			if err != nil {
-				return usageError{err}
-			}
-			ctx, cancel := fo.context(cmd.Context())
-			defer cancel()
-			st, err := c.Status(ctx)
+			defer s.close()
+			service := s.service
+			st, err := s.client.Status(s.ctx)
 			if err != nil {
 				return err
 			}

@@ -80,20 +80,12 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	case !fromDB && (o.saveExport != "" || o.withEntries):
 		return usageError{errors.New("--save-export and --with-entries go with --db")}
 	}
-	service, err := fo.requireService()
+	s, err := fo.connect(cmd, &o.operator)
 	if err != nil {
 		return err
 	}
-	op, err := fo.operator(service, o.operator)
-	if err != nil {
-		return err
-	}
-	c, err := fo.operatorClient(service, op)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := fo.context(cmd.Context())
-	defer cancel()
+	defer s.close()
+	ctx, c, op := s.ctx, s.client, s.op
 
 	path := o.export
 	if fromDB {

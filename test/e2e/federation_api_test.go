@@ -33,8 +33,17 @@ import (
 // REKOR_URL is set (make test sets it), on the local Rekor.
 func TestFederationAPIEndToEnd(t *testing.T) {
 	c, kubeconfig := startAPIServer(t)
+	eachLog(t, "api", func(t *testing.T, ns string, log fv1.TransparencyLog) {
+		runFederationStory(t, c, kubeconfig, ns, log)
+	})
+}
+
+// eachLog runs story on the embedded log and, when hack/rekor-up.sh's REKOR_URL is set
+// (make test sets it), on the local Rekor, each in a namespace of its own named from
+// prefix.
+func eachLog(t *testing.T, prefix string, story func(t *testing.T, ns string, log fv1.TransparencyLog)) {
 	t.Run("embedded log", func(t *testing.T) {
-		runFederationStory(t, c, kubeconfig, "api-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
+		story(t, prefix+"-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
 	})
 	t.Run("rekor", func(t *testing.T) {
 		url := os.Getenv("REKOR_URL")
@@ -44,29 +53,37 @@ func TestFederationAPIEndToEnd(t *testing.T) {
 			}
 			t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
 		}
-		runFederationStory(t, c, kubeconfig, "api-rekor", fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url,
-			PublicKeyPEM: rekorPublicKey(t, url)})
+		story(t, prefix+"-rekor", fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url, PublicKeyPEM: rekorPublicKey(t, url)})
 	})
+}
+
+// startFederation creates namespace ns with the Federation "fed" on log, needing three
+// participants and anchoring only on request, and runs a manager serving its API until
+// stop is called or ctx ends. It returns once the API answers.
+func startFederation(ctx context.Context, t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog) (api *apiClient, fed *fv1.Federation, stop context.CancelFunc) {
+	t.Helper()
+	apiAddr := freeAddresses(t, 1)[0]
+	api = &apiClient{t: t, base: "http://" + apiAddr, hc: &http.Client{Timeout: 90 * time.Second}}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	fed = &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"}, Spec: fv1.FederationSpec{
+		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 3, TransparencyLog: log, PublicURL: api.base}}
+	if err := c.Create(ctx, fed); err != nil {
+		t.Fatal(err)
+	}
+	mgrCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	startAPIManager(mgrCtx, t, kubeconfig, t.TempDir(), ns+"/fed", apiAddr)
+	api.waitReady(ctx)
+	return api, fed, stop
 }
 
 // runFederationStory runs the story in namespace ns with a manager of its own.
 func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	apiAddr := freeAddresses(t, 1)[0]
-	api := &apiClient{t: t, base: "http://" + apiAddr, hc: &http.Client{Timeout: 90 * time.Second}}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"}, Spec: fv1.FederationSpec{
-		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 3, TransparencyLog: log, PublicURL: api.base}}
-	if err := c.Create(ctx, fed); err != nil {
-		t.Fatal(err)
-	}
-	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	startAPIManager(mgrCtx, t, kubeconfig, t.TempDir(), ns+"/fed", apiAddr)
-	api.waitReady(ctx)
+	api, fed, _ := startFederation(ctx, t, c, kubeconfig, ns, log)
 
 	ops := make([]*organization, 3)
 	for i := range ops {

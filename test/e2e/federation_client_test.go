@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -30,19 +28,8 @@ import (
 // server's 403, and `rotate-key` then `submit` works with the new key.
 func TestFederationClientEndToEnd(t *testing.T) {
 	c, kubeconfig := startAPIServer(t)
-	t.Run("embedded log", func(t *testing.T) {
-		runClientStory(t, c, kubeconfig, "client-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
-	})
-	t.Run("rekor", func(t *testing.T) {
-		url := os.Getenv("REKOR_URL")
-		if url == "" {
-			if os.Getenv("CAIRN_REQUIRE_REKOR") != "" {
-				t.Fatal("CAIRN_REQUIRE_REKOR is set but REKOR_URL is not: run hack/rekor-up.sh")
-			}
-			t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
-		}
-		runClientStory(t, c, kubeconfig, "client-rekor", fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url,
-			PublicKeyPEM: rekorPublicKey(t, url)})
+	eachLog(t, "client", func(t *testing.T, ns string, log fv1.TransparencyLog) {
+		runClientStory(t, c, kubeconfig, ns, log)
 	})
 }
 
@@ -50,20 +37,7 @@ func TestFederationClientEndToEnd(t *testing.T) {
 func runClientStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	apiAddr := freeAddresses(t, 1)[0]
-	api := &apiClient{t: t, base: "http://" + apiAddr, hc: &http.Client{Timeout: 90 * time.Second}}
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"}, Spec: fv1.FederationSpec{
-		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 3, TransparencyLog: log, PublicURL: api.base}}
-	if err := c.Create(ctx, fed); err != nil {
-		t.Fatal(err)
-	}
-	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	startAPIManager(mgrCtx, t, kubeconfig, t.TempDir(), ns+"/fed", apiAddr)
-	api.waitReady(ctx)
+	api, _, stopManager := startFederation(ctx, t, c, kubeconfig, ns, log)
 
 	orgs := make([]*operatorMachine, 3)
 	for i := range orgs {
