@@ -171,10 +171,14 @@ func (c *Components) object(t reflect.Type, docs FieldDocs) *Schema {
 		if name == "" {
 			name = f.Name
 		}
+		omitted := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		// encoding/json writes a nil pointer as null unless the member is omitted then.
+		nilPointer := f.Type.Kind() == reflect.Pointer && !omitted
 		p := c.of(f.Type, nil)
-		if d := docs[name]; p.Ref != "" && (f.Tag.Get("doc") != "" || d.Description != "" || d.Nullable) {
+		if d := docs[name]; p.Ref != "" && (f.Tag.Get("doc") != "" || d.Description != "" || d.Nullable || nilPointer) {
 			p = &Schema{AllOf: []*Schema{p}} // a $ref takes no siblings in OpenAPI 3.0
 		}
+		p.Nullable = nilPointer
 		p.Description = f.Tag.Get("doc")
 		if e := f.Tag.Get("enum"); e != "" {
 			p.Enum = strings.Split(e, ",")
@@ -200,7 +204,7 @@ func (c *Components) object(t reflect.Type, docs FieldDocs) *Schema {
 			p.Nullable = p.Nullable || d.Nullable
 		}
 		s.Properties[name] = p
-		if !strings.Contains(","+opts+",", ",omitempty,") && !strings.Contains(","+opts+",", ",omitzero,") {
+		if !omitted {
 			s.Required = append(s.Required, name)
 		}
 	}
