@@ -27,12 +27,16 @@ func newReplayCommand() *cobra.Command {
 		Use:   "replay --seq N (--output TEXT | --output-file FILE)",
 		Short: "Check a replayed model output against the output recorded in a chain entry",
 		Long: `Compare a replayed model output with the output hash recorded in entry N of the
-chain (its cairn.replay.output_sha256 attribute) and print the verdict as JSON: match,
-output_mismatch (the call was recorded with a seed, so the output should have been
-reproduced), nondeterministic_mismatch (recorded without a seed: a different output is no
-evidence of tampering), no_replay_context or malformed_entry. The output is compared byte
-for byte, so give it exactly as the model returned it; --output-file - reads standard
-input. The entry is read as stored: verify the chain (cairn chain verify) to trust it.
+chain (its cairn.replay.output_hash attribute, or cairn.replay.output_sha256 in entries
+sealed by earlier releases) and print the verdict as JSON, with the members of
+POST /api/replay/verify's answer: match, original_hash, replay_hash, deterministic,
+model_version and reason (null on a match, otherwise advice in words), and seq,
+reason_code and model. reason_code is match, output_mismatch (the call was recorded with
+a seed, so the output should have been reproduced), nondeterministic_mismatch (recorded
+without a seed: a different output is no evidence of tampering), no_replay_context or
+malformed_entry. The output is compared byte for byte, so give it exactly as the model
+returned it; --output-file - reads standard input. The entry is read as stored: verify
+the chain (cairn chain verify) to trust it.
 
 Exit status: 0 the output matches, 3 it does not (any other reason), 1 the chain, the
 output file or the entry is missing, 2 neither --output nor --output-file was given (or
@@ -60,7 +64,7 @@ both, or no --seq).`,
 			}
 			if !result.Match {
 				// The verdict is printed; exit 3 says it is not a match.
-				return silentError{fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.Reason)}
+				return silentError{fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.ReasonCode)}
 			}
 			return nil
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,22 +14,30 @@ import (
 )
 
 // replaySpans writes spans with replay contexts: span 1 recorded with a seed, span 2
-// without, span 3 with none at all. It returns the file and the outputs recorded.
+// without, span 3 with none at all, span 4 with a seed under the attribute names earlier
+// releases sealed. It returns the file and the outputs recorded.
 func replaySpans(t *testing.T, dir string) (string, []string) {
 	t.Helper()
-	outputs := []string{"Paris.", "It depends.\n", ""}
+	outputs := []string{"Paris.", "It depends.\n", "", "Lyon."}
 	seed := int64(42)
 	var b strings.Builder
 	for i, out := range outputs {
 		attrs := map[string]any{"gen_ai.request.model": "gpt-4o"}
-		if i < 2 {
+		switch i {
+		case 0, 1:
 			s := &seed
 			if i == 1 {
 				s = nil
 			}
-			for k, v := range chain.RecordReplayContext("prompt", out, "gpt-4o", s, 0.7, 1) {
+			for k, v := range chain.RecordReplayContext("prompt", out, "gpt-4o", s, 0.7, 1, chain.WithModelVersion("gpt-4o-2024-08-06")) {
 				attrs[k] = v
 			}
+		case 3:
+			sum := sha256.Sum256([]byte(out))
+			attrs["cairn.replay.output_sha256"] = hex.EncodeToString(sum[:])
+			attrs["cairn.replay.model"] = "gpt-4o"
+			attrs["cairn.replay.seed"] = seed
+			attrs["cairn.replay.deterministic"] = true
 		}
 		raw, err := json.Marshal(attrs)
 		if err != nil {
@@ -58,15 +68,18 @@ func TestReplayCommand(t *testing.T) {
 	tests := map[string]struct {
 		args   []string
 		code   int
-		reason string // the verdict printed, when there is one
+		reason string // the reason code printed, when there is a verdict
+		mv     any    // its model_version
 	}{
-		"match":                       {args: []string{"--seq", "1", "--output", outputs[0]}, code: ExitOK, reason: chain.ReasonMatch},
-		"match from a file":           {args: []string{"--seq", "2", "--output-file", outFile}, code: ExitOK, reason: chain.ReasonMatch},
-		"seeded call, other output":   {args: []string{"--seq", "1", "--output", "Lyon."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch},
-		"unseeded call, other output": {args: []string{"--seq", "2", "--output", "It depends."}, code: ExitMismatch, reason: chain.ReasonNondeterministicMismatch},
-		"an empty output is one":      {args: []string{"--seq", "1", "--output", ""}, code: ExitMismatch, reason: chain.ReasonOutputMismatch},
+		"match":                       {args: []string{"--seq", "1", "--output", outputs[0]}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
+		"match from a file":           {args: []string{"--seq", "2", "--output-file", outFile}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
+		"seeded call, other output":   {args: []string{"--seq", "1", "--output", "Lyon."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
+		"unseeded call, other output": {args: []string{"--seq", "2", "--output", "It depends."}, code: ExitMismatch, reason: chain.ReasonNondeterministicMismatch, mv: "gpt-4o-2024-08-06"},
+		"an empty output is one":      {args: []string{"--seq", "1", "--output", ""}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
 		"no replay context":           {args: []string{"--seq", "3", "--output", ""}, code: ExitMismatch, reason: chain.ReasonNoReplayContext},
-		"seq not in the chain":        {args: []string{"--seq", "4", "--output", "x"}, code: ExitError},
+		"earlier names, match":        {args: []string{"--seq", "4", "--output", "Lyon."}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o"},
+		"earlier names, mismatch":     {args: []string{"--seq", "4", "--output", "Paris."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o"},
+		"seq not in the chain":        {args: []string{"--seq", "5", "--output", "x"}, code: ExitError},
 		"missing output file":         {args: []string{"--seq", "1", "--output-file", filepath.Join(dir, "nope.txt")}, code: ExitError},
 		"missing chain":               {args: []string{"--seq", "1", "--output", "x", "--db", filepath.Join(dir, "nope.db")}, code: ExitError},
 		"neither output option":       {args: []string{"--seq", "1"}, code: ExitUsage},
@@ -83,12 +96,22 @@ func TestReplayCommand(t *testing.T) {
 			if tc.reason == "" {
 				return
 			}
-			var r chain.ReplayResult
+			var r map[string]any
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("output is not a ReplayResult: %v\n%s", err, out)
+				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
-			if r.Reason != tc.reason || r.Match != (tc.code == ExitOK) {
-				t.Fatalf("verdict %+v, want reason %s", r, tc.reason)
+			match := tc.code == ExitOK
+			if r["reason_code"] != tc.reason || r["match"] != match || r["model_version"] != tc.mv {
+				t.Fatalf("verdict %v, want reason code %s, model version %v", r, tc.reason, tc.mv)
+			}
+			// The documented members, as POST /api/replay/verify names them.
+			reason, isText := r["reason"].(string)
+			_, original := r["original_hash"].(string)
+			replayHash, _ := r["replay_hash"].(string)
+			_, det := r["deterministic"].(bool)
+			if (r["reason"] == nil) != match || (!match && (!isText || reason == "")) ||
+				original != (tc.reason != chain.ReasonNoReplayContext) || len(replayHash) != 64 || !det {
+				t.Errorf("documented members of %v", r)
 			}
 		})
 	}

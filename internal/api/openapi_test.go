@@ -110,8 +110,9 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash", "body"}},
 		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "checked", "hmacs_checked", "elapsed_ms"},
 			optional: []string{"first_bad_seq", "reason", "wrong_secret", "error"}},
-		"ReplayResult":  {required: []string{"seq", "match", "deterministic", "reason", "model", "expected_output_sha256", "replayed_output_sha256"}},
-		"ReplayRequest": {required: []string{"seq", "output"}},
+		"ReplayResult": {required: []string{"match", "original_hash", "replay_hash", "deterministic", "model_version", "reason",
+			"seq", "reason_code", "model"}},
+		"ReplayRequest": {required: []string{"seq", "replayed_output"}, optional: []string{"output"}},
 		"Error":         {required: []string{"error", "code"}},
 	}
 	for name, tc := range tests {
@@ -141,9 +142,15 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 			}
 		}
 	}
-	reasons := doc.Components.Schemas["ReplayResult"].Value.Properties["reason"].Value.Enum
+	replay := doc.Components.Schemas["ReplayResult"].Value
+	reasons := replay.Properties["reason_code"].Value.Enum
 	if len(reasons) != 5 || !strings.Contains(strings.Join(toStrings(reasons), " "), "nondeterministic_mismatch") {
-		t.Errorf("ReplayResult.reason enum %v", reasons)
+		t.Errorf("ReplayResult.reason_code enum %v", reasons)
+	}
+	for _, member := range []string{"original_hash", "model_version", "reason", "model"} {
+		if p := replay.Properties[member]; p == nil || !p.Value.Nullable || !p.Value.Type.Is("string") {
+			t.Errorf("ReplayResult.%s is not a nullable string: %+v", member, p)
+		}
 	}
 }
 
@@ -199,10 +206,10 @@ func toStrings(vs []any) []string {
 }
 
 func TestReplayExampleHashIsTheExampleOutputs(t *testing.T) {
-	field, _ := reflect.TypeFor[replayRequest]().FieldByName("Output")
+	field, _ := reflect.TypeFor[replayRequest]().FieldByName("ReplayedOutput")
 	var output string
 	if err := json.Unmarshal([]byte(field.Tag.Get("example")), &output); err != nil || output == "" {
-		t.Fatalf("ReplayRequest.output has no example: %v", err)
+		t.Fatalf("ReplayRequest.replayed_output has no example: %v", err)
 	}
 	sum := sha256.Sum256([]byte(output))
 	if got := hex.EncodeToString(sum[:]); got != exampleOutputHash {

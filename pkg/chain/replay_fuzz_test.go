@@ -37,17 +37,21 @@ func FuzzVerifyReplay(f *testing.F) {
 		r := chain.VerifyReplay(&protocol.Entry{Seq: 1, CanonicalBody: body}, output)
 		sum := sha256.Sum256([]byte(output))
 		switch {
-		case !valid[r.Reason]:
-			t.Fatalf("unknown reason %q", r.Reason)
-		case r.Match != (r.Reason == chain.ReasonMatch):
-			t.Fatalf("match %v with reason %s", r.Match, r.Reason)
-		case r.ReplayedOutputSHA256 != hex.EncodeToString(sum[:]):
-			t.Fatalf("replayed hash %s", r.ReplayedOutputSHA256)
-		case r.Match && r.ExpectedOutputSHA256 != r.ReplayedOutputSHA256:
-			t.Fatalf("match with hashes %s and %s", r.ExpectedOutputSHA256, r.ReplayedOutputSHA256)
-		case r.Reason == chain.ReasonOutputMismatch && !r.Deterministic,
-			r.Reason == chain.ReasonNondeterministicMismatch && r.Deterministic:
-			t.Fatalf("reason %s with deterministic %v", r.Reason, r.Deterministic)
+		case !valid[r.ReasonCode]:
+			t.Fatalf("unknown reason code %q", r.ReasonCode)
+		case r.Match != (r.ReasonCode == chain.ReasonMatch):
+			t.Fatalf("match %v with reason code %s", r.Match, r.ReasonCode)
+		case r.Match != (r.Reason == nil):
+			t.Fatalf("match %v with reason %v", r.Match, r.Reason)
+		case r.Reason != nil && *r.Reason == "":
+			t.Fatalf("empty reason with reason code %s", r.ReasonCode)
+		case r.ReplayHash != hex.EncodeToString(sum[:]):
+			t.Fatalf("replay hash %s", r.ReplayHash)
+		case r.Match && (r.OriginalHash == nil || *r.OriginalHash != r.ReplayHash):
+			t.Fatalf("match with hashes %v and %s", r.OriginalHash, r.ReplayHash)
+		case r.ReasonCode == chain.ReasonOutputMismatch && !r.Deterministic,
+			r.ReasonCode == chain.ReasonNondeterministicMismatch && r.Deterministic:
+			t.Fatalf("reason code %s with deterministic %v", r.ReasonCode, r.Deterministic)
 		}
 	})
 }

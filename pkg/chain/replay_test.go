@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
-	"sort"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,30 +20,36 @@ const (
 
 func TestRecordReplayContext(t *testing.T) {
 	seed, bigSeed := int64(42), int64(1)<<62
+	// The documented attribute set, by its wire names.
+	base := func(extra map[string]any) map[string]any {
+		m := map[string]any{
+			"cairn.replay.prompt_hash": abcSHA256, "cairn.replay.output_hash": emptySHA256,
+			"cairn.replay.temperature": 0.0, "cairn.replay.top_p": 1.0, "cairn.replay.model_version": "gpt-4o",
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
 	tests := []struct {
 		name string
 		seed *int64
+		opts []chain.ReplayOption
 		want map[string]any
 	}{
-		{"seeded", &seed, map[string]any{
-			chain.AttrReplayPromptSHA256: abcSHA256, chain.AttrReplayOutputSHA256: emptySHA256,
-			chain.AttrReplayModel: "gpt-4o", chain.AttrReplayTemperature: 0.0, chain.AttrReplayTopP: 1.0,
-			chain.AttrReplaySeed: int64(42), chain.AttrReplayDeterministic: true,
-		}},
-		{"no seed", nil, map[string]any{
-			chain.AttrReplayPromptSHA256: abcSHA256, chain.AttrReplayOutputSHA256: emptySHA256,
-			chain.AttrReplayModel: "gpt-4o", chain.AttrReplayTemperature: 0.0, chain.AttrReplayTopP: 1.0,
-			chain.AttrReplayDeterministic: false,
-		}},
-		{"seed beyond 2^53", &bigSeed, map[string]any{
-			chain.AttrReplayPromptSHA256: abcSHA256, chain.AttrReplayOutputSHA256: emptySHA256,
-			chain.AttrReplayModel: "gpt-4o", chain.AttrReplayTemperature: 0.0, chain.AttrReplayTopP: 1.0,
-			chain.AttrReplaySeed: "4611686018427387904", chain.AttrReplayDeterministic: true,
-		}},
+		{"seeded", &seed, nil, base(map[string]any{"cairn.replay.seed": int64(42), "cairn.replay.deterministic": true})},
+		{"no seed", nil, nil, base(map[string]any{"cairn.replay.deterministic": false})},
+		{"seed beyond 2^53", &bigSeed, nil,
+			base(map[string]any{"cairn.replay.seed": "4611686018427387904", "cairn.replay.deterministic": true})},
+		{"a model version", &seed, []chain.ReplayOption{chain.WithModelVersion("gpt-4o-2024-08-06")},
+			base(map[string]any{"cairn.replay.seed": int64(42), "cairn.replay.deterministic": true,
+				"cairn.replay.model_version": "gpt-4o-2024-08-06"})},
+		{"an empty model version keeps the model", nil, []chain.ReplayOption{chain.WithModelVersion("")},
+			base(map[string]any{"cairn.replay.deterministic": false})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := chain.RecordReplayContext("abc", "", "gpt-4o", tc.seed, 0, 1)
+			got := chain.RecordReplayContext("abc", "", "gpt-4o", tc.seed, 0, 1, tc.opts...)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %#v\nwant %#v", got, tc.want)
 			}
@@ -74,61 +79,123 @@ func rawEntry(body string) *protocol.Entry {
 	return &protocol.Entry{Seq: 9, CanonicalBody: []byte(body)}
 }
 
+// The advisory texts VerifyReplay gives, pinned here as clients read them.
+const (
+	textNondeterministic = "output hash mismatch — original call did not record a seed (deterministic=false); replay drift is expected"
+	textNoContext        = "chain entry has no cairn.replay.output_hash (replay metadata not attached)"
+)
+
+// textDeterministic is the advice on a deterministic mismatch, naming model version mv.
+func textDeterministic(mv string) string {
+	return "output hash mismatch — re-execute against the SAME model version that produced the original (" + mv +
+		") and verify the prompt hash before treating this as tampering"
+}
+
 func TestVerifyReplay(t *testing.T) {
 	seed := int64(7)
-	seeded := sealWithAttributes(t, chain.RecordReplayContext("p", "the answer", "gpt-4o", &seed, 0, 1))
-	unseeded := sealWithAttributes(t, chain.RecordReplayContext("p", "the answer", "gpt-4o", nil, 0.7, 0.9))
-	answerSHA := chain.RecordReplayContext("", "the answer", "", nil, 0, 0)[chain.AttrReplayOutputSHA256]
-	seedOnly := rawEntry(`{"attributes":{"cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.seed":3}}`)
+	withModel := func(attrs map[string]any) map[string]any {
+		attrs["gen_ai.request.model"] = "gpt-4o"
+		return attrs
+	}
+	seeded := sealWithAttributes(t, withModel(chain.RecordReplayContext("p", "the answer", "gpt-4o", &seed, 0, 1,
+		chain.WithModelVersion("gpt-4o-2024-08-06"))))
+	unseeded := sealWithAttributes(t, withModel(chain.RecordReplayContext("p", "the answer", "gpt-4o", nil, 0.7, 0.9)))
+	answerSHA := chain.RecordReplayContext("", "the answer", "", nil, 0, 0)[chain.AttrReplayOutputHash].(string)
+	// Sealed by earlier releases, under the names they wrote.
+	legacySeeded := rawEntry(`{"attributes":{"gen_ai.request.model":"gpt-4o","cairn.replay.prompt_sha256":"` + emptySHA256 +
+		`","cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.model":"gpt-4o","cairn.replay.seed":1,"cairn.replay.deterministic":true}}`)
+	legacyUnseeded := rawEntry(`{"attributes":{"cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.model":"m1","cairn.replay.deterministic":false}}`)
+	both := rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.output_sha256":"` + emptySHA256 +
+		`","cairn.replay.model_version":"new","cairn.replay.model":"old","cairn.replay.seed":1}}`)
+	seedOnly := rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.seed":3}}`)
 
+	const malformedHash = "cairn.replay.output_hash is not a string of 64 lowercase hex characters"
 	tests := []struct {
 		name     string
 		entry    *protocol.Entry
 		replayed string
-		reason   string
+		code     string
+		reason   string // "" on a match
+		original string // "" when there is no valid recorded hash
 		det      bool
-		model    string
+		mv       string // "" when none is recorded
+		model    string // "" when the span names none
 	}{
-		{"deterministic match", seeded, "the answer", chain.ReasonMatch, true, "gpt-4o"},
-		{"deterministic mismatch", seeded, "another answer", chain.ReasonOutputMismatch, true, "gpt-4o"},
-		{"unseeded match", unseeded, "the answer", chain.ReasonMatch, false, "gpt-4o"},
-		{"unseeded mismatch", unseeded, "another answer", chain.ReasonNondeterministicMismatch, false, "gpt-4o"},
-		{"no replay context", sealWithAttributes(t, map[string]any{"gen_ai.request.model": "gpt-4o"}), "x", chain.ReasonNoReplayContext, false, ""},
-		{"empty attributes", rawEntry(`{"attributes":{}}`), "x", chain.ReasonNoReplayContext, false, ""},
-		{"seed without flag counts as deterministic", seedOnly, "abc", chain.ReasonMatch, true, ""},
-		{"seed without flag, mismatch", seedOnly, "abd", chain.ReasonOutputMismatch, true, ""},
-		{"model of the wrong type is ignored", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.model":5}}`), "abc", chain.ReasonMatch, false, ""},
-		{"nil entry", nil, "x", chain.ReasonMalformedEntry, false, ""},
-		{"empty body", rawEntry(``), "x", chain.ReasonMalformedEntry, false, ""},
-		{"body not JSON", rawEntry(`{"attributes":`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"body an array", rawEntry(`[1,2]`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"body null", rawEntry(`null`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"no attributes", rawEntry(`{"name":"x"}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"attributes null", rawEntry(`{"attributes":null}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"attributes a string", rawEntry(`{"attributes":"x"}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"hash a number", rawEntry(`{"attributes":{"cairn.replay.output_sha256":12}}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"hash null", rawEntry(`{"attributes":{"cairn.replay.output_sha256":null}}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"hash upper case", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"}}`), "abc", chain.ReasonMalformedEntry, false, ""},
-		{"hash short", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"ba78"}}`), "x", chain.ReasonMalformedEntry, false, ""},
-		{"flag a string", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.deterministic":"true"}}`), "abc", chain.ReasonMalformedEntry, false, ""},
-		{"flag null", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"` + abcSHA256 + `","cairn.replay.deterministic":null}}`), "abc", chain.ReasonMalformedEntry, false, ""},
+		{"deterministic match", seeded, "the answer", chain.ReasonMatch, "", answerSHA, true, "gpt-4o-2024-08-06", "gpt-4o"},
+		{"deterministic mismatch", seeded, "another answer", chain.ReasonOutputMismatch,
+			textDeterministic("'gpt-4o-2024-08-06'"), answerSHA, true, "gpt-4o-2024-08-06", "gpt-4o"},
+		{"unseeded match", unseeded, "the answer", chain.ReasonMatch, "", answerSHA, false, "gpt-4o", "gpt-4o"},
+		{"unseeded mismatch", unseeded, "another answer", chain.ReasonNondeterministicMismatch,
+			textNondeterministic, answerSHA, false, "gpt-4o", "gpt-4o"},
+		{"legacy names, match", legacySeeded, "abc", chain.ReasonMatch, "", abcSHA256, true, "gpt-4o", "gpt-4o"},
+		{"legacy names, deterministic mismatch", legacySeeded, "abd", chain.ReasonOutputMismatch,
+			textDeterministic("'gpt-4o'"), abcSHA256, true, "gpt-4o", "gpt-4o"},
+		{"legacy names, unseeded mismatch", legacyUnseeded, "abd", chain.ReasonNondeterministicMismatch,
+			textNondeterministic, abcSHA256, false, "m1", ""},
+		{"documented names win over legacy ones", both, "abc", chain.ReasonMatch, "", abcSHA256, true, "new", ""},
+		{"legacy hash ignored beside a documented one", both, "", chain.ReasonOutputMismatch,
+			textDeterministic("'new'"), abcSHA256, true, "new", ""},
+		{"no replay context", sealWithAttributes(t, map[string]any{"gen_ai.request.model": "gpt-4o"}), "x",
+			chain.ReasonNoReplayContext, textNoContext, "", false, "", "gpt-4o"},
+		{"empty attributes", rawEntry(`{"attributes":{}}`), "x", chain.ReasonNoReplayContext, textNoContext, "", false, "", ""},
+		{"response model when no request model", rawEntry(`{"attributes":{"gen_ai.response.model":"r"}}`), "x",
+			chain.ReasonNoReplayContext, textNoContext, "", false, "", "r"},
+		{"seed without flag counts as deterministic", seedOnly, "abc", chain.ReasonMatch, "", abcSHA256, true, "", ""},
+		{"seed without flag, mismatch, no model version", seedOnly, "abd", chain.ReasonOutputMismatch,
+			textDeterministic("no model version recorded"), abcSHA256, true, "", ""},
+		{"model version of the wrong type is ignored", rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.model_version":5}}`),
+			"abc", chain.ReasonMatch, "", abcSHA256, false, "", ""},
+		{"nil entry", nil, "x", chain.ReasonMalformedEntry, "no chain entry to compare with", "", false, "", ""},
+		{"empty body", rawEntry(``), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"body not JSON", rawEntry(`{"attributes":`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"body an array", rawEntry(`[1,2]`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"body null", rawEntry(`null`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"no attributes", rawEntry(`{"name":"x"}`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"attributes null", rawEntry(`{"attributes":null}`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"attributes a string", rawEntry(`{"attributes":"x"}`), "x", chain.ReasonMalformedEntry, "chain entry body is not a JSON object with an attributes object", "", false, "", ""},
+		{"hash a number", rawEntry(`{"attributes":{"cairn.replay.output_hash":12}}`), "x", chain.ReasonMalformedEntry, malformedHash, "", false, "", ""},
+		{"hash null", rawEntry(`{"attributes":{"cairn.replay.output_hash":null}}`), "x", chain.ReasonMalformedEntry, malformedHash, "", false, "", ""},
+		{"hash upper case", rawEntry(`{"attributes":{"cairn.replay.output_hash":"BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"}}`),
+			"abc", chain.ReasonMalformedEntry, malformedHash, "", false, "", ""},
+		{"hash short", rawEntry(`{"attributes":{"cairn.replay.output_hash":"ba78"}}`), "x", chain.ReasonMalformedEntry, malformedHash, "", false, "", ""},
+		{"legacy hash short", rawEntry(`{"attributes":{"cairn.replay.output_sha256":"ba78"}}`), "x", chain.ReasonMalformedEntry,
+			"cairn.replay.output_sha256 is not a string of 64 lowercase hex characters", "", false, "", ""},
+		{"flag a string", rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.deterministic":"true"}}`),
+			"abc", chain.ReasonMalformedEntry, "cairn.replay.deterministic is not a boolean", abcSHA256, false, "", ""},
+		{"flag null", rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.deterministic":null}}`),
+			"abc", chain.ReasonMalformedEntry, "cairn.replay.deterministic is not a boolean", abcSHA256, false, "", ""},
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := chain.VerifyReplay(tc.entry, tc.replayed)
-			if r.Reason != tc.reason || r.Match != (tc.reason == chain.ReasonMatch) || r.Deterministic != tc.det || r.Model != tc.model {
-				t.Fatalf("VerifyReplay = %+v, want reason %s, deterministic %v, model %q", r, tc.reason, tc.det, tc.model)
+			if r.ReasonCode != tc.code || r.Match != (tc.code == chain.ReasonMatch) || r.Deterministic != tc.det {
+				t.Fatalf("VerifyReplay = %+v, want reason code %s, deterministic %v", r, tc.code, tc.det)
 			}
-			if want := chain.RecordReplayContext("", tc.replayed, "", nil, 0, 0)[chain.AttrReplayOutputSHA256]; r.ReplayedOutputSHA256 != want {
-				t.Errorf("replayed hash %s, want %s", r.ReplayedOutputSHA256, want)
+			if (r.Reason == nil) != (tc.reason == "") || str(r.Reason) != tc.reason {
+				t.Errorf("reason %q, want %q", str(r.Reason), tc.reason)
+			}
+			if (r.OriginalHash == nil) != (tc.original == "") || str(r.OriginalHash) != tc.original {
+				t.Errorf("original hash %q, want %q", str(r.OriginalHash), tc.original)
+			}
+			if (r.ModelVersion == nil) != (tc.mv == "") || str(r.ModelVersion) != tc.mv {
+				t.Errorf("model version %q, want %q", str(r.ModelVersion), tc.mv)
+			}
+			if (r.Model == nil) != (tc.model == "") || str(r.Model) != tc.model {
+				t.Errorf("model %q, want %q", str(r.Model), tc.model)
+			}
+			if want := chain.RecordReplayContext("", tc.replayed, "", nil, 0, 0)[chain.AttrReplayOutputHash]; r.ReplayHash != want {
+				t.Errorf("replay hash %s, want %s", r.ReplayHash, want)
 			}
 			if tc.entry != nil && r.Seq != tc.entry.Seq {
 				t.Errorf("seq %d, want %d", r.Seq, tc.entry.Seq)
 			}
 		})
-	}
-	if r := chain.VerifyReplay(seeded, "x"); r.ExpectedOutputSHA256 != answerSHA {
-		t.Errorf("expected hash %s, want %s", r.ExpectedOutputSHA256, answerSHA)
 	}
 }
 
@@ -140,8 +207,8 @@ func TestVerifyReplayThroughExporter(t *testing.T) {
 	ctxAttrs := chain.RecordReplayContext("prompt", "output", "llama-3", &seed, 0, 1)
 	_, span := tracer.Start(context.Background(), "chat llama-3", trace.WithAttributes(
 		attribute.String("gen_ai.request.model", "llama-3"),
-		attribute.String(chain.AttrReplayOutputSHA256, ctxAttrs[chain.AttrReplayOutputSHA256].(string)),
-		attribute.String(chain.AttrReplayModel, "llama-3"),
+		attribute.String(chain.AttrReplayOutputHash, ctxAttrs[chain.AttrReplayOutputHash].(string)),
+		attribute.String(chain.AttrReplayModelVersion, "llama-3-v2"),
 		attribute.Int64(chain.AttrReplaySeed, seed),
 		attribute.Bool(chain.AttrReplayDeterministic, true),
 	))
@@ -151,38 +218,45 @@ func TestVerifyReplayThroughExporter(t *testing.T) {
 		t.Fatalf("sealed %d entries", len(entries))
 	}
 	verifyChain(t, entries)
-	if r := chain.VerifyReplay(entries[0], "output"); !r.Match || !r.Deterministic || r.Model != "llama-3" || r.Seq != 1 {
+	if r := chain.VerifyReplay(entries[0], "output"); !r.Match || !r.Deterministic || r.Seq != 1 ||
+		r.ModelVersion == nil || *r.ModelVersion != "llama-3-v2" || r.Model == nil || *r.Model != "llama-3" {
 		t.Errorf("VerifyReplay = %+v, want a deterministic match on seq 1", r)
 	}
-	if r := chain.VerifyReplay(entries[0], "outpuT"); r.Reason != chain.ReasonOutputMismatch {
+	if r := chain.VerifyReplay(entries[0], "outpuT"); r.ReasonCode != chain.ReasonOutputMismatch {
 		t.Errorf("VerifyReplay of a different output = %+v", r)
 	}
 }
 
 func TestReplayResultToMapMatchesJSON(t *testing.T) {
-	r := chain.ReplayResult{Seq: 3, Match: true, Deterministic: true, Reason: chain.ReasonMatch, Model: "m",
-		ExpectedOutputSHA256: abcSHA256, ReplayedOutputSHA256: abcSHA256}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
+	hash, mv, text := abcSHA256, "gpt-4o-2024-08-06", "why"
+	tests := map[string]chain.ReplayResult{
+		"match": {Seq: 3, Match: true, Deterministic: true, ReasonCode: chain.ReasonMatch,
+			OriginalHash: &hash, ReplayHash: abcSHA256, ModelVersion: &mv},
+		"no context": {Seq: 4, ReasonCode: chain.ReasonNoReplayContext, Reason: &text, ReplayHash: abcSHA256, Model: &mv},
 	}
-	var fromJSON map[string]any
-	if err := json.Unmarshal(raw, &fromJSON); err != nil {
-		t.Fatal(err)
-	}
-	m := r.ToMap()
-	keys := func(m map[string]any) []string {
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		return ks
-	}
-	if !reflect.DeepEqual(keys(m), keys(fromJSON)) {
-		t.Fatalf("ToMap keys %v, JSON keys %v", keys(m), keys(fromJSON))
-	}
-	if m["seq"] != int64(3) || m["match"] != true || m["reason"] != "match" || m["expected_output_sha256"] != abcSHA256 {
-		t.Errorf("ToMap = %v", m)
+	for name, r := range tests {
+		t.Run(name, func(t *testing.T) {
+			raw, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromJSON map[string]any
+			if err := json.Unmarshal(raw, &fromJSON); err != nil {
+				t.Fatal(err)
+			}
+			m := r.ToMap()
+			if len(m) != len(fromJSON) {
+				t.Fatalf("ToMap %v, JSON %v", m, fromJSON)
+			}
+			for k, v := range fromJSON {
+				got, ok := m[k]
+				if n, isNum := v.(float64); isNum {
+					v = int64(n)
+				}
+				if !ok || !reflect.DeepEqual(got, v) {
+					t.Errorf("%s: ToMap has %#v, JSON %#v", k, got, v)
+				}
+			}
+		})
 	}
 }
