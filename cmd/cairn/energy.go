@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,8 +15,9 @@ func newEnergyCommand() *cobra.Command {
 		Use:   "energy",
 		Short: "Estimated energy and CO2 of the chain's calls",
 		Long: `Estimated energy and CO2 of the chain's calls: Wh = tokens/1000 · rate[model] and
-CO2 g = Wh/1000 · intensity[region]. The rates are order-of-magnitude estimates; unknown
-models and regions use documented fallbacks, and the output says so. Seal logs each
+CO2 g = Wh/1000 · intensity[region], with the documented tables (analysis.DefaultEnergyRates
+and analysis.DefaultGridIntensity); unknown models use the default rate and unknown
+regions world's intensity, and the output says so. Seal logs each
 entry with token counts in the table energy_log; backfill adds the entries sealed
 without it.`,
 	}
@@ -54,25 +56,22 @@ any write to the chain's database.`,
 func newEnergySummaryCommand() *cobra.Command {
 	var o chainOptions
 	var opts analysis.EnergySummaryOptions
-	var overrides map[string]string
+	var overrides, oldOverrides map[string]string
 	cmd := &cobra.Command{
 		Use:   "summary",
 		Short: "Print the totals of the energy log as JSON, by model and by region",
-		Long: `Print the totals of the energy log as JSON: entries, tokens, Wh and CO2 g, by model
-and by region, and how many entries used a fallback rate or intensity. Entries whose
-span names no region (cloud.region) are counted in --region. The secret is not needed.`,
+		Long: `Print the totals of the energy log as JSON, in the members GET /api/energy/summary
+documents: total_wh, total_co2_grams and total_calls, and by_model and by_region, objects
+keyed by model and region name with wh, co2_grams and calls each. Cairn adds the tokens,
+whether each model and region is known, the rates and intensities used, and how many
+calls used a default. Calls whose span names no region (cloud.region) are counted in
+--region; --intensity-overrides sets grid intensities (gCO2/kWh), custom regions
+included. The secret is not needed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IntensityOverrides = make(map[string]float64, len(overrides))
-			for region, text := range overrides {
-				g, err := strconv.ParseFloat(text, 64)
-				if err != nil {
-					return usageError{fmt.Errorf("--intensity %s=%q: not a number of gCO2/kWh", region, text)}
-				}
-				opts.IntensityOverrides[region] = g
-			}
-			if err := analysis.ValidateOverrides(opts.IntensityOverrides); err != nil {
-				return usageError{fmt.Errorf("--intensity: %w", err)}
+			var err error
+			if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", overrides, oldOverrides); err != nil {
+				return usageError{err}
 			}
 			s, err := o.open(false)
 			if err != nil {
@@ -87,7 +86,40 @@ span names no region (cloud.region) are counted in --region. The secret is not n
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVar(&opts.DefaultRegion, "region", defaultServeRegion, "grid region of the entries whose span names none (cloud.region), as cairn serve's --region; empty: the world-average fallback")
-	cmd.Flags().StringToStringVar(&overrides, "intensity", nil, "override a region's grid intensity in gCO2/kWh, e.g. us-east=200,eu-west=120")
+	cmd.Flags().StringVar(&opts.DefaultRegion, "region", defaultServeRegion, "grid region of the calls whose span names none (cloud.region), as cairn serve's --region; empty: world's intensity")
+	addIntensityOverridesFlag(cmd, &overrides)
+	cmd.Flags().StringToStringVar(&oldOverrides, "intensity", nil, "the earlier name of --intensity-overrides, still accepted")
+	_ = cmd.Flags().MarkHidden("intensity") // still read, for older scripts
 	return cmd
+}
+
+// addIntensityOverridesFlag adds --intensity-overrides, read into overrides.
+func addIntensityOverridesFlag(cmd *cobra.Command, overrides *map[string]string) {
+	cmd.Flags().StringToStringVar(overrides, "intensity-overrides", nil,
+		"grid intensities in gCO2/kWh by region, over the built-in table (custom regions too), e.g. us-east=200,on-prem=20")
+}
+
+// intensityOverrides reads the region=gCO2/kWh values of flag (and of its older names)
+// into grid intensity overrides, keys lowercased. It refuses a value that is not a
+// number, a region given twice with two values and what analysis.ValidateOverrides
+// refuses.
+func intensityOverrides(flag string, values ...map[string]string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, m := range values {
+		for region, text := range m {
+			g, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s=%q: not a number of gCO2/kWh", flag, region, text)
+			}
+			key := strings.ToLower(strings.TrimSpace(region))
+			if prev, ok := out[key]; ok && prev != g {
+				return nil, fmt.Errorf("%s: region %q is given twice, as %v and %v gCO2/kWh", flag, key, prev, g)
+			}
+			out[key] = g
+		}
+	}
+	if err := analysis.ValidateOverrides(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return out, nil
 }

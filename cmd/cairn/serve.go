@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/analysis"
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/consensus"
 	"github.com/cairn-dev/cairn/internal/otlp"
@@ -32,8 +33,8 @@ const (
 )
 
 // defaultServeRegion is the grid region cairn serve and cairn dev attribute energy to
-// when a span or an estimate request names none.
-const defaultServeRegion = "us-east"
+// when a span or an estimate request names none: the documented default.
+const defaultServeRegion = analysis.DefaultRegion
 
 // serveOptions configures `cairn serve`.
 type serveOptions struct {
@@ -45,6 +46,8 @@ type serveOptions struct {
 	allowedHosts []string
 	// region is the default grid region of energy figures.
 	region string
+	// intensityOverrides are --intensity-overrides: gCO2/kWh by region, unparsed.
+	intensityOverrides map[string]string
 	// policyRules is a rule file (YAML or JSON); empty: policy.DefaultRules().
 	policyRules string
 	// consensusURL is an OpenAI-compatible API root; empty: no model provider.
@@ -85,7 +88,7 @@ their own name to the server's address.`,
 			}
 			err = svc.serve(cmd.Context(), o.addr, func(url string) {
 				slog.InfoContext(cmd.Context(), "Started the chain service", "url", url, "docs", url+"/docs",
-					"db", o.chain.db, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region,
+					"db", o.chain.db, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region, "intensityOverrides", o.intensityOverrides,
 					"policyRules", o.policyRules, "consensus", o.consensusURL != "")
 			})
 			if err == nil {
@@ -99,7 +102,8 @@ their own name to the server's address.`,
 	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes) that signs exports")
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key the /api routes require as a bearer token (prefer CAIRN_API_KEY: flags show in process lists)")
 	cmd.Flags().StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "comma-separated host names or addresses the Host header may name besides localhost and --addr's host (e.g. a reverse proxy's name)")
-	cmd.Flags().StringVar(&o.region, "region", o.region, "grid region of the energy of calls that name none (cloud.region); empty: the world-average fallback")
+	cmd.Flags().StringVar(&o.region, "region", o.region, "grid region of the energy of calls that name none (cloud.region); empty: world's intensity")
+	addIntensityOverridesFlag(cmd, &o.intensityOverrides)
 	cmd.Flags().StringVar(&o.policyRules, "policy-rules", "", "policy rule file, YAML or JSON (default: the built-in rules)")
 	cmd.Flags().StringVar(&o.consensusURL, "consensus-url", "", "OpenAI-compatible API root that consensus requests ask, e.g. http://127.0.0.1:8000/v1")
 	cmd.Flags().StringVar(&o.consensusAPIKey, "consensus-api-key", "", "API key of --consensus-url (prefer CAIRN_CONSENSUS_API_KEY: flags show in process lists)")
@@ -122,6 +126,9 @@ func (o *serveOptions) open() (*chainService, error) {
 		return nil, usageError{err}
 	}
 	opts := api.Options{APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
+	if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", o.intensityOverrides); err != nil {
+		return nil, usageError{err}
+	}
 	if o.signKey != "" {
 		text, err := os.ReadFile(o.signKey)
 		if err != nil {

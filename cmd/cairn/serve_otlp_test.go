@@ -141,23 +141,23 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		t.Fatalf("full verify over the API: %d %+v", status, verdict)
 	}
 
-	// Energy: 1245 tokens of gpt-4o (0.6 Wh per 1000), half in eu-north (30 g/kWh),
+	// Energy: 1245 tokens of gpt-4o (0.005 Wh per 1000), half in eu-north (30 g/kWh),
 	// half in the default region from CAIRN_REGION, eu-west (300 g/kWh).
 	status, body := getURL(t, base+"/api/energy/summary", "serve-key")
 	var sum struct {
-		Entries       int64   `json:"entries"`
-		Tokens        int64   `json:"tokens"`
-		Wh            float64 `json:"wh"`
-		CO2g          float64 `json:"co2_g"`
+		TotalCalls    int64   `json:"total_calls"`
+		TotalTokens   int64   `json:"total_tokens"`
+		TotalWh       float64 `json:"total_wh"`
+		TotalCO2Grams float64 `json:"total_co2_grams"`
 		DefaultRegion string  `json:"default_region"`
 	}
-	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.Entries != calls || sum.Tokens != 1245 ||
-		!closeTo(sum.Wh, 0.747) || sum.DefaultRegion != "eu-west" {
+	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.TotalCalls != calls || sum.TotalTokens != 1245 ||
+		!closeTo(sum.TotalWh, 0.006225) || sum.DefaultRegion != "eu-west" {
 		t.Fatalf("energy summary: %d %s", status, body)
 	}
-	whNorth := float64(100+102+104+106+108+5*20) / 1000 * 0.6
-	if want := whNorth/1000*30 + (0.747-whNorth)/1000*300; !closeTo(sum.CO2g, want) {
-		t.Errorf("CO2 %v g, want %v", sum.CO2g, want)
+	whNorth := float64(100+102+104+106+108+5*20) / 1000 * 0.005
+	if want := whNorth/1000*30 + (0.006225-whNorth)/1000*300; !closeTo(sum.TotalCO2Grams, want) {
+		t.Errorf("CO2 %v g, want %v", sum.TotalCO2Grams, want)
 	}
 
 	// The rule file replaced the default rules.

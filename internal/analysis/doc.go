@@ -9,10 +9,10 @@
 // persists the run there; *store.Store is such a Chain.
 //
 // Energy: Wh = tokens/1000 · rate[model] and CO2 g = Wh/1000 · intensity[region], with
-// the estimated rates of DefaultEnergyRates and the grid intensities of
-// DefaultGridIntensity; unknown models and regions fall back to FallbackEnergyRate and
-// FallbackGridIntensity, and results say so. See EstimateEnergy, EnergyOf and
-// SummarizeEnergy.
+// the documented rates of DefaultEnergyRates and grid intensities of
+// DefaultGridIntensity, which intensity overrides extend with custom regions; unknown
+// models fall back to FallbackEnergyRate and unknown regions to WorldRegion's intensity,
+// and results say so. See EstimateEnergy, EnergyOf and SummarizeEnergy.
 //
 // Span attributes are read as described on SpanFacts.
 package analysis

@@ -30,7 +30,7 @@ func FuzzParseEnergyRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a parsed request fails: %v", err)
 		}
-		for _, v := range []float64{est.Wh, est.CO2g} {
+		for _, v := range []float64{est.Wh, est.CO2Grams} {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				t.Fatalf("figure %v in %+v", v, est)
 			}

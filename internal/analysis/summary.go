@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -12,9 +10,8 @@ import (
 type EnergyGroup struct {
 	// Model and Region are as logged; either may be empty.
 	Model, Region string
-	// Entries is how many entries; Tokens and Wh are their sums.
-	Entries, Tokens int64
-	Wh              float64
+	// Calls is how many entries; Tokens the sum of their tokens.
+	Calls, Tokens int64
 }
 
 // EnergySummaryOptions choose how a summary attributes CO2 (the query of
@@ -26,105 +23,121 @@ type EnergySummaryOptions struct {
 	IntensityOverrides map[string]float64 `json:"intensity_overrides,omitempty"`
 }
 
-// EnergyTotal is the sum over the entries of one model or one region.
+// EnergyTotal is the sum over the entries of one model or one region: the documented
+// members wh, co2_grams and calls, and Cairn's tokens and known.
 type EnergyTotal struct {
-	// Name is the model or region ("" when the spans named none and, for a region, no
-	// default region is set). Known is false when it fell back to the default rate or
+	Wh       float64 `json:"wh"`
+	CO2Grams float64 `json:"co2_grams"`
+	Calls    int64   `json:"calls"`
+	Tokens   int64   `json:"tokens"`
+	// Known is false when the model or region fell back to the default rate or
 	// intensity.
-	Name    string  `json:"name"`
-	Known   bool    `json:"known"`
-	Entries int64   `json:"entries"`
-	Tokens  int64   `json:"tokens"`
-	Wh      float64 `json:"wh"`
-	CO2g    float64 `json:"co2_g"`
+	Known bool `json:"known"`
 }
 
-// EnergySummary is the energy and CO2 of every entry in the energy log.
+// ModelEnergy is the total of one model's entries and the rate they were estimated at.
+type ModelEnergy struct {
+	EnergyTotal
+	WhPer1kTokens float64 `json:"wh_per_1k_tokens"`
+}
+
+// RegionEnergy is the total of one region's entries and the intensity used for them.
+type RegionEnergy struct {
+	EnergyTotal
+	IntensityGPerKWh float64 `json:"intensity_g_per_kwh"`
+	// IntensitySource is one of the Source constants.
+	IntensitySource string `json:"intensity_source"`
+}
+
+// EnergySummary is the energy and CO2 of every entry in the energy log. TotalWh,
+// TotalCO2Grams, TotalCalls, ByModel and ByRegion are the documented members; the others
+// are Cairn's additions.
 type EnergySummary struct {
-	// Entries is how many entries (those with token counts); Tokens, Wh and CO2g their
-	// sums.
-	Entries int64   `json:"entries"`
-	Tokens  int64   `json:"tokens"`
-	Wh      float64 `json:"wh"`
-	CO2g    float64 `json:"co2_g"`
-	// ByModel and ByRegion break the totals down, each sorted by name.
-	ByModel  []EnergyTotal `json:"by_model"`
-	ByRegion []EnergyTotal `json:"by_region"`
-	// FallbackEntries is how many entries used a fallback rate or intensity (or both);
-	// ModelFallbackEntries and RegionFallbackEntries count each kind.
-	FallbackEntries       int64 `json:"fallback_entries"`
-	ModelFallbackEntries  int64 `json:"model_fallback_entries"`
-	RegionFallbackEntries int64 `json:"region_fallback_entries"`
+	// TotalCalls is how many entries (those with token counts); TotalWh and
+	// TotalCO2Grams their sums.
+	TotalWh       float64 `json:"total_wh"`
+	TotalCO2Grams float64 `json:"total_co2_grams"`
+	TotalCalls    int64   `json:"total_calls"`
+	// ByModel and ByRegion break the totals down by the model and the region the entries
+	// name (the default region for those naming none); "" stands for entries naming
+	// none (and, for a region, no default region set).
+	ByModel  map[string]ModelEnergy  `json:"by_model"`
+	ByRegion map[string]RegionEnergy `json:"by_region"`
+	// TotalTokens is the entries' input plus output tokens.
+	TotalTokens int64 `json:"total_tokens"`
+	// FallbackCalls is how many entries used a fallback rate or intensity (or both);
+	// ModelFallbackCalls and RegionFallbackCalls count each kind.
+	FallbackCalls       int64 `json:"fallback_calls"`
+	ModelFallbackCalls  int64 `json:"model_fallback_calls"`
+	RegionFallbackCalls int64 `json:"region_fallback_calls"`
 	// DefaultRegion is the option used for entries that name no region.
 	DefaultRegion string `json:"default_region"`
 	// Notes says which fallbacks were used, in words; empty, not null, when none was.
 	Notes []string `json:"notes"`
 }
 
-// SummarizeEnergy totals groups. Each group's Wh is taken as logged (computed with
-// DefaultEnergyRates when it was sealed); its CO2 is recomputed from that Wh with the
-// intensity of its region, or of opts.DefaultRegion when it names none, after
-// opts.IntensityOverrides, so that the summary follows the caller's options. CO2 is
-// linear in Wh, so with no options this equals the sum of the logged co2_g. The options
-// must be valid (ValidateOverrides).
+// SummarizeEnergy totals groups with the current tables: each group's Wh is
+// Tokens/1000 · the rate of its model (ModelRate), and its CO2 Wh/1000 · the intensity
+// of its region, or of opts.DefaultRegion when it names none, after
+// opts.IntensityOverrides (GridIntensity). Recomputing from the logged tokens, rather
+// than summing the Wh logged when each entry was sealed, makes the summary follow the
+// tables and the caller's options, and agree with EstimateEnergy. The options must be
+// valid (ValidateOverrides).
 func SummarizeEnergy(groups []EnergyGroup, opts EnergySummaryOptions) EnergySummary {
-	sum := EnergySummary{ByModel: []EnergyTotal{}, ByRegion: []EnergyTotal{}, DefaultRegion: opts.DefaultRegion, Notes: []string{}}
-	byModel := map[string]*EnergyTotal{}
-	byRegion := map[string]*EnergyTotal{}
-	add := func(totals map[string]*EnergyTotal, name string, known bool, g *EnergyGroup, co2 float64) {
-		t := totals[name]
-		if t == nil {
-			t = &EnergyTotal{Name: name, Known: known}
-			totals[name] = t
-		}
-		t.Entries += g.Entries
-		t.Tokens += g.Tokens
-		t.Wh += g.Wh
-		t.CO2g += co2
-	}
+	sum := EnergySummary{ByModel: map[string]ModelEnergy{}, ByRegion: map[string]RegionEnergy{},
+		DefaultRegion: opts.DefaultRegion, Notes: []string{}}
 	for i := range groups {
 		g := &groups[i]
 		region := g.Region
 		if region == "" {
 			region = opts.DefaultRegion
 		}
-		_, _, modelKnown := ModelRate(g.Model)
-		intensity, _, regionKnown := GridIntensity(region, opts.IntensityOverrides)
-		co2 := co2Grams(g.Wh, intensity)
-		add(byModel, g.Model, modelKnown, g, co2)
-		add(byRegion, region, regionKnown, g, co2)
-		sum.Entries += g.Entries
-		sum.Tokens += g.Tokens
-		sum.Wh += g.Wh
-		sum.CO2g += co2
+		rate, _, modelKnown := ModelRate(g.Model)
+		intensity, matched, regionKnown := GridIntensity(region, opts.IntensityOverrides)
+		wh := energyWh(g.Tokens, rate)
+		co2 := co2Grams(wh, intensity)
+
+		m := sum.ByModel[g.Model]
+		m.add(g, wh, co2, modelKnown)
+		m.WhPer1kTokens = rate
+		sum.ByModel[g.Model] = m
+		r := sum.ByRegion[region]
+		r.add(g, wh, co2, regionKnown)
+		r.IntensityGPerKWh = intensity
+		r.IntensitySource = intensitySource(matched, regionKnown, opts.IntensityOverrides)
+		sum.ByRegion[region] = r
+
+		sum.TotalCalls += g.Calls
+		sum.TotalTokens += g.Tokens
+		sum.TotalWh += wh
+		sum.TotalCO2Grams += co2
 		if !modelKnown {
-			sum.ModelFallbackEntries += g.Entries
+			sum.ModelFallbackCalls += g.Calls
 		}
 		if !regionKnown {
-			sum.RegionFallbackEntries += g.Entries
+			sum.RegionFallbackCalls += g.Calls
 		}
 		if !modelKnown || !regionKnown {
-			sum.FallbackEntries += g.Entries
+			sum.FallbackCalls += g.Calls
 		}
 	}
-	sum.ByModel = sortedTotals(byModel)
-	sum.ByRegion = sortedTotals(byRegion)
-	if sum.ModelFallbackEntries > 0 {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%d entries have no model or one not in the energy rate table: used the fallback rate of %s Wh per 1000 tokens",
-			sum.ModelFallbackEntries, strconv.FormatFloat(FallbackEnergyRate, 'f', -1, 64)))
+	if sum.ModelFallbackCalls > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d calls have no model or one not in the energy rate table: used the default rate of %s Wh per 1000 tokens",
+			sum.ModelFallbackCalls, strconv.FormatFloat(FallbackEnergyRate, 'f', -1, 64)))
 	}
-	if sum.RegionFallbackEntries > 0 {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%d entries have no region or one not in the grid intensity table: used the fallback intensity of %s gCO2/kWh (world average)",
-			sum.RegionFallbackEntries, strconv.FormatFloat(FallbackGridIntensity, 'f', -1, 64)))
+	if sum.RegionFallbackCalls > 0 {
+		g, _, _ := GridIntensity(WorldRegion, opts.IntensityOverrides)
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d calls have no region or one not in the grid intensity table: used region %s, %s gCO2/kWh",
+			sum.RegionFallbackCalls, WorldRegion, strconv.FormatFloat(g, 'f', -1, 64)))
 	}
 	return sum
 }
 
-func sortedTotals(totals map[string]*EnergyTotal) []EnergyTotal {
-	out := make([]EnergyTotal, 0, len(totals))
-	for _, t := range totals {
-		out = append(out, *t)
-	}
-	slices.SortFunc(out, func(a, b EnergyTotal) int { return cmp.Compare(a.Name, b.Name) })
-	return out
+// add adds group g, of energy wh and CO2 co2, to t.
+func (t *EnergyTotal) add(g *EnergyGroup, wh, co2 float64, known bool) {
+	t.Calls += g.Calls
+	t.Tokens += g.Tokens
+	t.Wh += wh
+	t.CO2Grams += co2
+	t.Known = known
 }

@@ -4,7 +4,7 @@
 // /docs, with a form that sends requests, and /redoc, a read-only reference.
 //
 // Routes are declared in groups, one file each (routes_meta.go, routes_chain.go,
-// routes_export.go, routes_replay.go, routes_analysis.go (regression and energy),
+// routes_export.go, routes_replay.go, routes_analysis.go (regression), routes_energy.go,
 // routes_policy.go (policy and containment), routes_consensus.go, routes_layers.go,
 // routes_traces.go). A route carries its method and
 // path, whether it needs the API key, its handler and its OpenAPI operation, so the mux

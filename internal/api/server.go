@@ -54,8 +54,13 @@ type Options struct {
 	// behind the API key like the /api routes. It caps its own request bodies.
 	Traces http.Handler
 	// DefaultRegion is the region of the energy figures of entries and estimate
-	// requests that name none; empty leaves them to analysis.FallbackGridIntensity.
+	// requests that name none; empty leaves them to analysis.WorldRegion's intensity.
 	DefaultRegion string
+	// IntensityOverrides are grid intensities (gCO2/kWh by region) over
+	// analysis.DefaultGridIntensity for every energy answer, custom regions included;
+	// a request's own overrides take precedence. They must pass
+	// analysis.ValidateOverrides.
+	IntensityOverrides map[string]float64
 	// Policy checks the requests of /api/policy/evaluate and /api/containment/evaluate;
 	// nil means an engine of policy.DefaultRules().
 	Policy *policy.Engine
@@ -81,6 +86,9 @@ type Server struct {
 	log          *slog.Logger
 	maxUpload    int64
 	traces       http.Handler
+
+	// intensityOverrides are Options.IntensityOverrides, keys lowercased.
+	intensityOverrides map[string]float64
 
 	defaultRegion   string
 	policy          *policy.Engine
@@ -148,6 +156,9 @@ func New(o Options) (*Server, error) {
 	case len(o.DefaultRegion) > analysis.MaxNameBytes:
 		return nil, fmt.Errorf("api: default region is %d bytes, at most %d allowed", len(o.DefaultRegion), analysis.MaxNameBytes)
 	}
+	if err := analysis.ValidateOverrides(o.IntensityOverrides); err != nil {
+		return nil, fmt.Errorf("api: intensity overrides: %w", err)
+	}
 	if len(o.ConsensusModels) > 0 {
 		// The models are checked as a request naming them would be.
 		if err := (consensus.Request{Prompt: "?", Models: o.ConsensusModels}).Validate(); err != nil {
@@ -161,6 +172,7 @@ func New(o Options) (*Server, error) {
 		defaultRegion: o.DefaultRegion, policy: o.Policy, consensus: o.Consensus, consensusModels: slices.Clone(o.ConsensusModels),
 		mux: http.NewServeMux(), publicPaths: map[string]bool{},
 	}
+	s.intensityOverrides = analysis.MergeOverrides(nil, o.IntensityOverrides)
 	if s.policy == nil {
 		engine, err := policy.New(policy.DefaultRules(), policy.Options{})
 		if err != nil {

@@ -48,6 +48,7 @@ var Vars = []Var{
 	{Name: "CAIRN_API_KEY", Flag: "api-key", Description: "API key of cairn serve: every /api route but health and version needs it as a bearer token", Sensitive: true},
 	{Name: "CAIRN_ALLOWED_HOSTS", Flag: "allowed-hosts", Description: "comma-separated host names cairn serve answers to besides localhost and its listen address"},
 	{Name: "CAIRN_REGION", Flag: "region", Description: "grid region of the energy of calls that name none (cairn serve, cairn energy summary)"},
+	{Name: "CAIRN_INTENSITY_OVERRIDES", Flag: "intensity-overrides", Description: "grid intensities in gCO2/kWh by region, region=g pairs separated by commas (cairn serve, cairn energy summary)"},
 	{Name: "CAIRN_POLICY_RULES", Flag: "policy-rules", Description: "policy rule file of cairn serve, YAML or JSON; unset: the built-in rules"},
 	{Name: "CAIRN_CONSENSUS_URL", Flag: "consensus-url", Description: "OpenAI-compatible API root that cairn serve's consensus route asks"},
 	{Name: "CAIRN_CONSENSUS_API_KEY", Flag: "consensus-api-key", Description: "API key of the consensus API", Sensitive: true},

@@ -18,9 +18,10 @@ import (
 // a report beside the chain, not part of it, and is created when first written.
 
 // energySchema creates the energy log. model and region are as the span names them ("" when
-// it names none); tokens is input plus output tokens; wh and co2_g are computed with
-// internal/analysis's default tables, co2_g with its fallback intensity when the region
-// is "" or unknown.
+// it names none); tokens is input plus output tokens; wh and co2_g are the estimates of
+// internal/analysis's tables when the entry was sealed, co2_g with the fallback region's
+// intensity when the region is "" or unknown. They record what was estimated then:
+// EnergySummary recomputes both from the tokens with the current tables.
 const energySchema = `CREATE TABLE IF NOT EXISTS energy_log (
 	seq    INTEGER PRIMARY KEY,
 	model  TEXT NOT NULL,
@@ -255,7 +256,7 @@ func (s *Store) EnergyLoggedThrough(ctx context.Context) (int64, error) {
 	return last.Int64, nil
 }
 
-// energyGroups sums the energy log by model and region.
+// energyGroups sums the energy log's calls and tokens by model and region.
 func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error) {
 	tx, err := s.readTx(ctx)
 	if err != nil {
@@ -265,7 +266,7 @@ func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error
 	if ok, err := hasTable(ctx, tx, "energy_log"); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT model, region, count(*), sum(tokens), sum(wh) FROM energy_log
+	rows, err := tx.QueryContext(ctx, `SELECT model, region, count(*), sum(tokens) FROM energy_log
 		GROUP BY model, region ORDER BY model, region`)
 	if err != nil {
 		return nil, fmt.Errorf("read energy_log: %w", err)
@@ -274,7 +275,7 @@ func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error
 	var groups []analysis.EnergyGroup
 	for rows.Next() {
 		var g analysis.EnergyGroup
-		if err := rows.Scan(&g.Model, &g.Region, &g.Entries, &g.Tokens, &g.Wh); err != nil {
+		if err := rows.Scan(&g.Model, &g.Region, &g.Calls, &g.Tokens); err != nil {
 			return nil, fmt.Errorf("read energy_log: %w", err)
 		}
 		groups = append(groups, g)

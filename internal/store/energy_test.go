@@ -74,7 +74,7 @@ func energyBodies(first, n int64) []protocol.SpanBody {
 			delete(a, "gen_ai.usage.input_tokens")
 			delete(a, "gen_ai.usage.output_tokens")
 		case 1:
-			a["gen_ai.response.model"] = "claude-3-haiku-20240307"
+			a["gen_ai.response.model"] = "claude-haiku-4-5-20251001"
 			a["cloud.region"] = "eu-north-1"
 		}
 	}
@@ -98,11 +98,12 @@ func TestSealFillsTheEnergyLog(t *testing.T) {
 		}
 		tokens := seq%1000 + seq%313
 		r := energyRow{seq: seq, tokens: tokens, model: "gpt-4o"}
-		// gpt-4o: 0.6 Wh per 1000 tokens, no region: 480 g/kWh. Haiku: 0.05, eu-north: 30.
-		r.wh, r.co2g = float64(tokens)/1000*0.6, float64(tokens)/1000*0.6/1000*480
+		// gpt-4o: 0.005 Wh per 1000 tokens, no region: the world's 450 g/kWh. Haiku 4.5:
+		// 0.001, eu-north: 30.
+		r.wh, r.co2g = float64(tokens)/1000*0.005, float64(tokens)/1000*0.005/1000*450
 		if seq%3 == 1 {
-			r.model, r.region = "claude-3-haiku-20240307", "eu-north-1"
-			r.wh, r.co2g = float64(tokens)/1000*0.05, float64(tokens)/1000*0.05/1000*30
+			r.model, r.region = "claude-haiku-4-5-20251001", "eu-north-1"
+			r.wh, r.co2g = float64(tokens)/1000*0.001, float64(tokens)/1000*0.001/1000*30
 		}
 		want = append(want, r)
 	}
@@ -182,7 +183,7 @@ func TestEnergySummary(t *testing.T) {
 	s, path := newStore(t)
 	ro := openStore(t, path, nil)
 	sum, err := ro.EnergySummary(t.Context(), analysis.EnergySummaryOptions{})
-	if err != nil || sum.Entries != 0 || len(sum.ByModel) != 0 {
+	if err != nil || sum.TotalCalls != 0 || len(sum.ByModel) != 0 {
 		t.Fatalf("summary without an energy log: %+v, %v", sum, err)
 	}
 	if _, err := s.Seal(t.Context(), energyBodies(1, 300)); err != nil {
@@ -200,16 +201,17 @@ func TestEnergySummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// With no options the summary's CO2 is the sum of the logged co2_g.
-	if sum.Entries != int64(len(rows)) || sum.Tokens != tokens || !near(sum.Wh, wh) || !near(sum.CO2g, co2) {
-		t.Errorf("summary %+v, want %d entries, %d tokens, %v Wh, %v g", sum, len(rows), tokens, wh, co2)
+	// With no options and unchanged tables the summary is the sum of the logged wh and
+	// co2_g.
+	if sum.TotalCalls != int64(len(rows)) || sum.TotalTokens != tokens || !near(sum.TotalWh, wh) || !near(sum.TotalCO2Grams, co2) {
+		t.Errorf("summary %+v, want %d calls, %d tokens, %v Wh, %v g", sum, len(rows), tokens, wh, co2)
 	}
-	if sum.RegionFallbackEntries != 100 || sum.ModelFallbackEntries != 0 || len(sum.ByModel) != 2 || len(sum.ByRegion) != 2 {
+	if sum.RegionFallbackCalls != 100 || sum.ModelFallbackCalls != 0 || len(sum.ByModel) != 2 || len(sum.ByRegion) != 2 {
 		t.Errorf("breakdown %+v", sum)
 	}
 	// With a default region, the entries without one (gpt-4o) move to it.
 	sum, err = ro.EnergySummary(t.Context(), analysis.EnergySummaryOptions{DefaultRegion: "us-west"})
-	if err != nil || sum.FallbackEntries != 0 || sum.ByRegion[1].Name != "us-west" || !near(sum.ByRegion[1].CO2g, sum.ByRegion[1].Wh/1000*250) {
+	if west := sum.ByRegion["us-west"]; err != nil || sum.FallbackCalls != 0 || west.Calls != 100 || !near(west.CO2Grams, west.Wh/1000*250) {
 		t.Errorf("default region: %+v, %v", sum, err)
 	}
 	if _, err := ro.EnergySummary(t.Context(), analysis.EnergySummaryOptions{IntensityOverrides: map[string]float64{"x": -1}}); !errors.Is(err, analysis.ErrInvalidInput) {
@@ -227,8 +229,8 @@ func BenchmarkEnergySummary100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	models := []string{"gpt-4o", "gpt-4o-mini", "gpt-4", "gpt-3.5-turbo", "claude-3-opus", "claude-3-sonnet",
-		"claude-3-haiku", "claude-3-5-sonnet", "llama-3-8b", "llama-3-70b", "mistral-large", "in-house-7b"}
+	models := []string{"gpt-4o", "gpt-4o-mini", "gpt-4-turbo", "gpt-4", "claude-opus-4-7", "claude-sonnet-4",
+		"claude-haiku-4-5", "claude-opus-4", "llama-3-8b", "llama-3-70b", "mistral-large", "in-house-7b"}
 	regions := []string{"us-east-1", "us-west-2", "eu-west-1", "eu-central-1", ""}
 	for first := int64(1); first <= entries; first += 1000 {
 		bodies := testBodies(first, 1000)
@@ -245,7 +247,7 @@ func BenchmarkEnergySummary100k(b *testing.B) {
 	}
 	for b.Loop() {
 		sum, err := s.EnergySummary(b.Context(), analysis.EnergySummaryOptions{DefaultRegion: "eu-north"})
-		if err != nil || sum.Entries != entries {
+		if err != nil || sum.TotalCalls != entries {
 			b.Fatalf("%+v, %v", sum, err)
 		}
 	}
