@@ -124,7 +124,10 @@ func TestChainVerifyIsNoHMACOracle(t *testing.T) {
 		if strings.Contains(f.logs.String(), want) {
 			t.Errorf("round %d: the log carries the HMAC that would pass at seq %d", round, res.FirstBadSeq)
 		}
-		m := revealed.FindStringSubmatch(res.Error)
+		if res.Error == nil {
+			t.Fatalf("round %d: an invalid chain without an error: %s", round, out)
+		}
+		m := revealed.FindStringSubmatch(*res.Error)
 		if m == nil || res.Reason != protocol.ReasonHMAC {
 			return
 		}
