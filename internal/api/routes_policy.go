@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/cairn-dev/cairn/internal/policy"
@@ -29,8 +30,11 @@ func (s *Server) policyRoutes(c *components) group {
 	req := policySchemas(c)
 	decision := c.Ref("PolicyDecision", "The policy's decision on a call.", policy.Decision{}, fieldDocs{
 		"decision":         {Description: "deny when a deny-mode rule was hit, else allow", Enum: policyOutcomes},
+		"denied":           {Description: "decision is deny"},
+		"deny_rule":        {Description: "the id of the first deny-mode rule hit, in rule order; null when allowed", Nullable: true, Example: "jailbreak"},
+		"deny_reason":      {Description: "that rule's message: what was found, without quoting sensitive text; null when allowed", Nullable: true, Example: "1 matches: jailbreak (1)"},
 		"violations":       {Description: "hits of deny-mode rules, in rule order"},
-		"warnings":         {Description: "hits of warn-mode rules, in rule order"},
+		"warnings":         {Description: "hits of warn-mode rules, in rule order: rule and reason as documented, with Cairn's details beside them"},
 		"truncated":        {Description: "a text was longer than scan_limit_bytes, so its end was not scanned"},
 		"truncated_fields": {Description: "the texts that were, prompt and/or output"},
 		"scan_limit_bytes": {Description: "how much of each text patterns looked at", Example: policy.DefaultMaxScanBytes},
@@ -63,7 +67,7 @@ func (s *Server) policyRoutes(c *components) group {
 	})
 	rules := c.Ref("PolicyRules", "The rules a policy or containment request is checked against.", policyRules{}, nil)
 	body := func(what string) *requestBody {
-		return jsonBody("The call: a prompt and/or an output, up to 1 MiB each, and optionally the model, cost and metadata. "+what, true, req)
+		return jsonBody("The call: its messages (or a prompt) and/or its output, up to 1 MiB each, and optionally the model, cost and metadata. "+what, true, req)
 	}
 	return group{name: "policy", description: "Check LLM calls against policy rules, and contain dangerous code.", routes: []route{
 		{method: http.MethodGet, path: "/api/policy/rules", handler: http.HandlerFunc(s.policyRules), op: operation{
@@ -87,14 +91,20 @@ func (s *Server) policyRoutes(c *components) group {
 
 // policySchemas registers the schemas of rules and hits, and returns the request's.
 func policySchemas(c *components) *schema {
-	req := c.Ref("PolicyRequest", "An LLM call to check.", policy.Request{}, fieldDocs{
+	c.Ref("ChatMessage", "One message of a chat call.", policy.Message{}, fieldDocs{
+		"role":    {Description: fmt.Sprintf("who speaks: system, user, assistant, tool, ...; 1 to %d bytes; rules do not read it", policy.MaxRoleBytes), Example: "user"},
+		"content": {Description: "the message's text", Example: "Summarize this contract in three sentences."},
+	})
+	req := c.Ref("PolicyRequest", "An LLM call to check: its messages (or a prompt), and/or its output.", policy.Request{}, fieldDocs{
+		"messages": {Description: fmt.Sprintf("the chat messages sent to the model, at most %d; their contents joined by newlines are the prompt the rules scan, "+
+			"and match offsets are into that text. Give messages, a prompt, an output, or several", policy.MaxMessages)},
 		"model":    {Description: "the model the call goes to", Example: "gpt-4o"},
-		"prompt":   {Description: "the text sent to the model; give a prompt, an output or both", Example: "Summarize this contract in three sentences."},
+		"prompt":   {Description: "the text sent to the model, the earlier form of messages; if both are given, prompt must equal the messages' contents joined by newlines", Example: "Summarize this contract in three sentences."},
 		"output":   {Description: "the model's answer, once the call has run", Example: "The contract ..."},
 		"cost_usd": {Description: "the call's cost in US dollars, when known", Example: 0.012},
 		"metadata": {Description: "free-form context (caller, team, trace id), at most 64 entries; rules do not read it", Example: map[string]string{"team": "billing"}},
 	})
-	c.Optional("PolicyRequest", "model", "prompt")
+	c.Optional("PolicyRequest", "model")
 	c.Ref("PatternMatch", "Where a pattern matched.", policy.Match{}, fieldDocs{
 		"field":    {Description: "the text matched", Enum: policyFields},
 		"category": {Description: "the pattern's category; a custom pattern's name", Example: "email"},
@@ -104,10 +114,12 @@ func policySchemas(c *components) *schema {
 		"masked":   {Description: "the matched text with most characters replaced by *", Example: "*************.com"},
 	})
 	c.Ref("PolicyHit", "A rule that fired.", policy.Hit{}, fieldDocs{
-		"rule_id":           {Description: "the rule", Example: "pii-in-prompt"},
+		"rule":              {Description: "the rule's id", Example: "pii-in-prompt"},
+		"reason":            {Description: "what was found, without quoting sensitive text", Example: "1 matches: email (1)"},
+		"rule_id":           {Description: "rule under its earlier name", Example: "pii-in-prompt"},
 		"kind":              {Description: "the rule's kind", Enum: policyKinds},
 		"mode":              {Description: "the rule's mode", Enum: policyModes},
-		"message":           {Description: "what was found, without quoting sensitive text", Example: "1 matches: email (1)"},
+		"message":           {Description: "reason under its earlier name", Example: "1 matches: email (1)"},
 		"matches":           {Description: "a pattern rule's matches, in text order, at most 20"},
 		"matches_truncated": {Description: "more matches were left out"},
 	})

@@ -138,8 +138,8 @@ func (e *Engine) Evaluate(req Request) (Decision, error) {
 // texts prepares the request's non-empty texts for scanning.
 func (e *Engine) texts(req Request) map[string]*text {
 	texts := make(map[string]*text, 2)
-	if req.Prompt != "" {
-		texts[FieldPrompt] = newText(FieldPrompt, req.Prompt, e.opts.MaxScanBytes)
+	if prompt := req.promptText(); prompt != "" {
+		texts[FieldPrompt] = newText(FieldPrompt, prompt, e.opts.MaxScanBytes)
 	}
 	if req.Output != "" {
 		texts[FieldOutput] = newText(FieldOutput, req.Output, e.opts.MaxScanBytes)
@@ -160,7 +160,11 @@ func (e *Engine) evaluate(req Request, texts map[string]*text) Decision {
 		if !ok {
 			continue
 		}
+		hit.Rule, hit.Reason = hit.RuleID, hit.Message
 		if r.Mode == ModeDeny {
+			if !d.Denied {
+				d.Denied, d.DenyRule, d.DenyReason = true, &hit.Rule, &hit.Reason
+			}
 			d.Violations = append(d.Violations, hit)
 			d.Decision = Deny
 		} else {
