@@ -73,13 +73,13 @@ func TestExportVerifyIsNoHMACOracle(t *testing.T) {
 			return // the server gave nothing to repair the forgery with
 		}
 		switch {
-		case res.Reason == protocol.ReasonHMAC:
+		case res.ReasonCode == protocol.ReasonHMAC:
 			i := res.Seq - x.firstSeq()
 			x.entries[i]["hmac_hash"] = m[1]
 			if i+1 < int64(len(x.entries)) {
 				x.entries[i+1]["prev_hash"] = m[1]
 			}
-		case res.Reason == reasonHeaderMismatch && res.Field != "":
+		case res.ReasonCode == reasonHeaderMismatch && res.Field != "":
 			x.top[res.Field] = m[1]
 		default:
 			t.Fatalf("round %d: unexpected answer %s", round, out)
