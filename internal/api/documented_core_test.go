@@ -146,8 +146,21 @@ func TestCoreRoutesAnswerInTheDocumentedShape(t *testing.T) {
 			doc:    `{"decision":"allow","denied":false,"deny_rule":null,"deny_reason":null,"warnings":[{"rule":"r","reason":"r"}],"evaluation_ms":0.1}`,
 			values: map[string]any{"decision": "allow"}},
 		"containment with messages": {method: http.MethodPost, path: "/api/containment/evaluate", body: jailbreak,
-			doc:    `{"verdict":"block","policy":{"decision":"deny","denied":true,"deny_rule":"jailbreak","deny_reason":"r"},"evaluation_ms":0.1}`,
-			values: map[string]any{"verdict": "block"}},
+			doc: `{"permitted":false,"safe":true,"sealed":null,"all_clear":false,"policy_decision":"deny","policy_warnings":[{"rule":"r","reason":"r"}],` +
+				`"ast_violations":[{"pattern":"p","language":"l","line":1,"severity":"s"}],"evaluation_ms":0.1,` +
+				`"verdict":"block","policy":{"decision":"deny","denied":true,"deny_rule":"jailbreak","deny_reason":"r"}}`,
+			values: map[string]any{"verdict": "block", "permitted": false, "policy_decision": "deny", "all_clear": false}},
+		"containment of dangerous code": {method: http.MethodPost, path: "/api/containment/evaluate",
+			body: `{"model":"gpt-4o","messages":[{"role":"user","content":"Clean up the disk."}],"output":"First:\nsudo rm -rf / --no-preserve-root"}`,
+			doc: `{"permitted":true,"safe":false,"sealed":null,"all_clear":false,"policy_decision":"allow","policy_warnings":[{"rule":"r","reason":"r"}],` +
+				`"ast_violations":[{"pattern":"p","language":"l","line":1,"severity":"s"}],"evaluation_ms":0.1}`,
+			values: map[string]any{"permitted": true, "safe": false, "ast_violations": []any{map[string]any{
+				"pattern": "shell.rm_rf_root", "language": "shell", "line": json.Number("2"), "severity": "critical"}}}},
+		"policy rules": {method: http.MethodGet, path: "/api/policy/rules",
+			doc: `{"rules":[{"name":"n","mode":"deny"}],"total":9}`, values: map[string]any{"total": json.Number("9")}},
+		"layers": {method: http.MethodGet, path: "/api/layers",
+			doc:    `{"layers":[{"id":"chain","status":"active","note":"n"}],"total":12,"active":8,"available":2,"planned":2}`,
+			values: map[string]any{"total": json.Number("12"), "planned": json.Number("2")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -197,5 +210,44 @@ func TestPolicyWarningsAreDocumented(t *testing.T) {
 	}
 	if strings.Contains(string(body), "alice@example.com") {
 		t.Errorf("the e-mail address is echoed: %s", body)
+	}
+}
+
+// TestExportVerifyAnswersInTheDocumentedShape checks POST /api/export/verify's documented
+// members on a valid export and on one that fails.
+func TestExportVerifyAnswersInTheDocumentedShape(t *testing.T) {
+	f := newFixture(t, 12, nil)
+	resp, export := f.postJSON("/api/export", `{}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("export: %d %s", resp.StatusCode, export)
+	}
+	broken := bytes.Replace(export, []byte(`"span_kind":"client"`), []byte(`"span_kind":"server"`), 1)
+	tests := map[string]struct {
+		file   []byte
+		doc    string
+		values map[string]any
+	}{
+		"valid": {file: export, doc: `{"valid":true,"reason":null,"entries_count":12,"head_hash":"h","format":"f"}`,
+			values: map[string]any{"valid": true, "entries_count": json.Number("12")}},
+		"tampered": {file: broken, doc: `{"valid":false,"reason":"r"}`, values: map[string]any{"valid": false}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ct, body := upload(t, "file", string(tc.file))
+			resp, out := f.do(http.MethodPost, "/api/export/verify?use_server_secret=true", ct, body)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d %s", resp.StatusCode, out)
+			}
+			got := decodeNumbers(t, out)
+			for _, e := range documentedShapeErrors("answer", decodeNumbers(t, []byte(tc.doc)), got) {
+				t.Error(e)
+			}
+			m := got.(map[string]any)
+			for k, want := range tc.values {
+				if fmt.Sprint(m[k]) != fmt.Sprint(want) {
+					t.Errorf("%s = %v, want %v", k, m[k], want)
+				}
+			}
+		})
 	}
 }

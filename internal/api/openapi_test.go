@@ -167,7 +167,7 @@ func TestOpenAPIDescribesEveryMember(t *testing.T) {
 				"EnergyRequest":        nil,
 				"PolicyRequest":        nil,
 				"ConsensusRequest":     {"models", "prompt"},
-				"Layer":                {"detail", "name", "state"},
+				"Layer":                {"detail", "id", "name", "note", "state", "status"},
 			}
 			if models != nil {
 				required["ConsensusRequest"] = []string{"prompt"}

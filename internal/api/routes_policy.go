@@ -10,6 +10,7 @@ import (
 // policyRules is the answer of GET /api/policy/rules.
 type policyRules struct {
 	Rules          []policy.RuleInfo     `json:"rules" doc:"the policy rules, in evaluation order"`
+	Total          int                   `json:"total" doc:"how many policy rules there are (documented)" example:"9"`
 	ScanLimitBytes int                   `json:"scan_limit_bytes" doc:"how much of each text patterns scan, in bytes; the rest is not looked at, and results say so" example:"65536"`
 	CodeRules      []policy.CodeRuleInfo `json:"code_rules" doc:"the code-safety rules containment runs besides the policy, in order"`
 }
@@ -49,6 +50,13 @@ func (s *Server) policyRoutes(c *components) group {
 		"field":       {Description: "the text: prompt or output", Enum: policyFields},
 		"start":       {Description: "byte offset of the match in the text", Example: 10},
 		"end":         {Description: "byte offset just past the match", Example: 19},
+		"line":        {Description: "the 1-based line of the text the match starts on", Example: 1},
+	})
+	c.Ref("ASTViolation", "A code-safety finding as the documented API lists it.", policy.ASTViolation{}, fieldDocs{
+		"pattern":  {Description: "the code rule that matched: the finding's rule_id", Example: "shell.rm_rf_root"},
+		"language": {Description: "the kind of code: the finding's category", Enum: codeCategories},
+		"line":     {Description: "the 1-based line of the text the match starts on", Example: 1},
+		"severity": {Description: "how dangerous", Enum: severities[1:]},
 	})
 	c.Ref("CodeSafety", "The dangerous-code scan of a prompt and output.", policy.CodeSafety{}, fieldDocs{
 		"findings":           {Description: "findings by field (prompt first), then offset; at most 100"},
@@ -60,10 +68,17 @@ func (s *Server) policyRoutes(c *components) group {
 	containment := c.Ref("Containment", "The containment verdict on a call: its policy decision and a dangerous-code scan.", policy.Containment{}, fieldDocs{
 		"verdict": {Description: "block: the policy denies, or a finding is high or critical; review: the policy warns, a finding is medium, " +
 			"or a text was only partly scanned; else allow", Enum: containVerdicts},
-		"reasons":       {Description: "why the verdict is not allow, in order; empty when it is"},
-		"policy":        {Description: "the policy decision on the same request"},
-		"code_safety":   {Description: "the dangerous-code scan"},
-		"evaluation_ms": {Description: "time taken by both, milliseconds", Example: 0.12},
+		"reasons":         {Description: "why the verdict is not allow, in order; empty when it is"},
+		"policy":          {Description: "the policy decision on the same request"},
+		"code_safety":     {Description: "the dangerous-code scan"},
+		"evaluation_ms":   {Description: "time taken by both, milliseconds", Example: 0.12},
+		"permitted":       {Description: "the policy did not deny the call (documented)"},
+		"safe":            {Description: "no code-safety finding is critical (documented; the verdict also blocks on high)"},
+		"all_clear":       {Description: "permitted and safe (documented)"},
+		"sealed":          {Description: "always null: the service does not seal containment verdicts into the chain (documented)", Nullable: true, Example: nil},
+		"policy_decision": {Description: "the policy's decision (documented)", Enum: policyOutcomes},
+		"policy_warnings": {Description: "the policy's warnings (documented): rule and reason, with Cairn's details beside them"},
+		"ast_violations":  {Description: "the code-safety findings as the documented API lists them, in the order of findings"},
 	})
 	rules := c.Ref("PolicyRules", "The rules a policy or containment request is checked against.", policyRules{}, nil)
 	body := func(what string) *requestBody {
@@ -145,6 +160,7 @@ func policySchemas(c *components) *schema {
 	})
 	c.Ref("PolicyRule", "A policy rule.", policy.RuleInfo{}, fieldDocs{
 		"id":          {Description: "names the rule in results", Example: "secrets-in-prompt"},
+		"name":        {Description: "id, as the documented API calls it", Example: "secrets-in-prompt"},
 		"description": {Description: "what the rule is for"},
 		"kind":        {Description: "what the rule checks", Enum: policyKinds},
 		"mode":        {Description: "deny: a hit denies the call; warn: a hit is a warning", Enum: policyModes},
@@ -163,7 +179,9 @@ func policySchemas(c *components) *schema {
 }
 
 func (s *Server) policyRules(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, policyRules{Rules: s.policy.Rules(), ScanLimitBytes: s.policy.ScanLimitBytes(), CodeRules: policy.CodeRules()})
+	rules := s.policy.Rules()
+	writeJSON(w, http.StatusOK, policyRules{Rules: rules, Total: len(rules), ScanLimitBytes: s.policy.ScanLimitBytes(),
+		CodeRules: policy.CodeRules()})
 }
 
 func (s *Server) evaluatePolicy(w http.ResponseWriter, r *http.Request) {

@@ -188,6 +188,7 @@ func millisSince(start time.Time) float64 {
 type RuleInfo struct {
 	// ID, Description, Kind, Mode and Parameters are the rule's, as given.
 	ID          string     `json:"id"`
+	Name        string     `json:"name"` // ID, under the documented API's name
 	Description string     `json:"description,omitempty"`
 	Kind        Kind       `json:"kind"`
 	Mode        Mode       `json:"mode"`
@@ -201,7 +202,7 @@ func (e *Engine) Rules() []RuleInfo {
 	out := make([]RuleInfo, 0, len(e.rules))
 	for _, r := range e.rules {
 		c := cloneRule(r.Rule)
-		info := RuleInfo{ID: c.ID, Description: c.Description, Kind: c.Kind, Mode: c.Mode, Parameters: c.Parameters}
+		info := RuleInfo{ID: c.ID, Name: c.ID, Description: c.Description, Kind: c.Kind, Mode: c.Mode, Parameters: c.Parameters}
 		for _, p := range r.patterns {
 			info.Patterns = append(info.Patterns, p.info())
 		}
