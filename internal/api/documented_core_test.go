@@ -122,6 +122,10 @@ func TestCoreRoutesAnswerInTheDocumentedShape(t *testing.T) {
 			doc: `{"total":12,"entries":[{"seq":1,"timestamp_ns":1795262401000000000,"trace_id":"t","span_id":"s","span_name":"n","span_kind":"k","canonical_hash":"h"}],` +
 				`"pagination":{"limit":2,"offset":0,"has_more":true}}`,
 			values: map[string]any{"total": json.Number("12")}},
+		"chain stats": {method: http.MethodGet, path: "/api/chain/stats",
+			doc: `{"total_entries":12,"first_entry":"2026-11-21T12:00:01Z","last_entry":"2026-11-21T12:00:12Z","age_days":0.1,"entries_per_day":0.1,"db_size_bytes":4096}`,
+			values: map[string]any{"total_entries": json.Number("12"), "first_entry": "2026-11-21T12:00:01Z", "last_entry": "2026-11-21T12:00:12Z",
+				"age_days": json.Number("0")}},
 		"chain entry": {method: http.MethodGet, path: "/api/chain/3",
 			doc:    `{"seq":3,"timestamp_ns":1795262403000000000,"trace_id":"t","span_id":"s","span_name":"n","span_kind":"k","canonical_hash":"h","prev_hash":"p","hmac_hash":"m"}`,
 			values: map[string]any{"timestamp_ns": json.Number(fmt.Sprint(testTime.UnixNano() + 3e9))}},

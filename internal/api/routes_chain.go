@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -86,6 +88,32 @@ type statsView struct {
 	FirstTimestampNS string `json:"first_timestamp_ns" doc:"timestamp_ns of the first entry, decimal nanoseconds"`
 	LastTimestampNS  string `json:"last_timestamp_ns" doc:"timestamp_ns of the last entry, decimal nanoseconds"`
 	FileBytes        int64  `json:"file_bytes" doc:"size of the SQLite file and its write-ahead log"`
+
+	// The documented API's members.
+	TotalEntries  int64   `json:"total_entries" doc:"entries, as the documented API calls it" example:"12"`
+	FirstEntry    *string `json:"first_entry" doc:"time of the first entry, RFC 3339 UTC; null for an empty chain" example:"\"2026-11-21T12:00:01Z\""`
+	LastEntry     *string `json:"last_entry" doc:"time of the last entry, RFC 3339 UTC; null for an empty chain" example:"\"2026-11-21T12:11:01Z\""`
+	AgeDays       float64 `json:"age_days" doc:"days from the first entry to the last, rounded to 3 decimals" example:"0.008"`
+	EntriesPerDay float64 `json:"entries_per_day" doc:"total_entries / age_days, rounded to 1 decimal; 0 when age_days is 0" example:"1500"`
+	DBSizeBytes   int64   `json:"db_size_bytes" doc:"size of the SQLite file alone, without its write-ahead log (file_bytes counts both)" example:"40960"`
+}
+
+// documented fills the documented members of v from the others; dbPath is the chain's
+// file.
+func (v *statsView) documented(st *store.Stats, dbPath string) {
+	v.TotalEntries = st.Entries
+	if st.Entries > 0 {
+		first := time.Unix(0, st.FirstTimestampNS).UTC().Format(time.RFC3339Nano)
+		last := time.Unix(0, st.LastTimestampNS).UTC().Format(time.RFC3339Nano)
+		v.FirstEntry, v.LastEntry = &first, &last
+		v.AgeDays = math.Round(float64(st.LastTimestampNS-st.FirstTimestampNS)/1e9/86400*1000) / 1000
+		if v.AgeDays > 0 {
+			v.EntriesPerDay = math.Round(float64(st.Entries)/v.AgeDays*10) / 10
+		}
+	}
+	if fi, err := os.Stat(dbPath); err == nil {
+		v.DBSizeBytes = fi.Size()
+	}
 }
 
 // verifyRequest is the body of POST /api/chain/verify. seq_start and seq_end are the
@@ -138,7 +166,8 @@ func (s *Server) chainRoutes(c *components) group {
 	c.Ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nullableTime)
 	detail := c.Ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nullableTime)
 	page := c.Ref("EntryPage", "A page of the chain.", entryPage{}, nil)
-	stats := c.Ref("ChainStats", "The chain's size, range and head.", statsView{}, nil)
+	stats := c.Ref("ChainStats", "The chain's size, range and head.", statsView{}, fieldDocs{
+		"first_entry": {Nullable: true}, "last_entry": {Nullable: true}})
 	verifyReq := c.Ref("VerifyRequest", "What to verify. Every member is optional.", verifyRequest{}, nil)
 	verifyRes := c.Ref("VerifyResult", "The verdict on the chain.", verifyResult{}, fieldDocs{"reason": {Enum: entryReasons},
 		"error_seq": {Nullable: true}, "error": {Nullable: true}})
@@ -229,9 +258,11 @@ func (s *Server) chainStats(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "chain stats", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statsView{Entries: st.Entries, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq,
+	v := statsView{Entries: st.Entries, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq,
 		LastHMACHash: st.LastHMACHash, FirstTimestampNS: strconv.FormatInt(st.FirstTimestampNS, 10),
-		LastTimestampNS: strconv.FormatInt(st.LastTimestampNS, 10), FileBytes: st.FileBytes})
+		LastTimestampNS: strconv.FormatInt(st.LastTimestampNS, 10), FileBytes: st.FileBytes}
+	v.documented(&st, s.dbPath)
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) {
