@@ -255,3 +255,57 @@ func TestExportVerifyAnswersInTheDocumentedShape(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAPIDocumentsTheDocumentedMembers checks that /openapi.json describes each
+// documented member of the core routes with its documented JSON type.
+func TestOpenAPIDocumentsTheDocumentedMembers(t *testing.T) {
+	doc := loadDocument(t, newFixture(t, 0, nil))
+	tests := []struct {
+		schema, member, typ string
+		nullable            bool
+	}{
+		{"Health", "status", "string", false}, {"Health", "version", "string", false}, {"Health", "db_exists", "boolean", false},
+		{"Version", "package", "string", false},
+		{"EntryPage", "total", "integer", false}, {"EntryPage", "pagination", "object", false},
+		{"EntrySummary", "timestamp_ns", "integer", true}, {"EntrySummary", "timestamp_ns_str", "string", false},
+		{"EntryDetail", "timestamp_ns", "integer", true},
+		{"ChainStats", "total_entries", "integer", false}, {"ChainStats", "first_entry", "string", true}, {"ChainStats", "age_days", "number", false},
+		{"VerifyRequest", "seq_start", "integer", false}, {"VerifyRequest", "seq_end", "integer", false},
+		{"VerifyResult", "valid", "boolean", false}, {"VerifyResult", "entries_verified", "integer", false},
+		{"VerifyResult", "first_seq", "integer", false}, {"VerifyResult", "last_seq", "integer", false},
+		{"VerifyResult", "error", "string", true}, {"VerifyResult", "error_seq", "integer", true},
+		{"PolicyRequest", "messages", "array", false}, {"PolicyRequest", "model", "string", false},
+		{"ChatMessage", "role", "string", false}, {"ChatMessage", "content", "string", false},
+		{"PolicyDecision", "decision", "string", false}, {"PolicyDecision", "denied", "boolean", false},
+		{"PolicyDecision", "deny_rule", "string", true}, {"PolicyDecision", "deny_reason", "string", true},
+		{"PolicyDecision", "warnings", "array", false}, {"PolicyDecision", "evaluation_ms", "number", false},
+		{"PolicyHit", "rule", "string", false}, {"PolicyHit", "reason", "string", false},
+		{"PolicyRules", "total", "integer", false}, {"PolicyRule", "name", "string", false},
+		{"Containment", "permitted", "boolean", false}, {"Containment", "safe", "boolean", false},
+		{"Containment", "all_clear", "boolean", false}, {"Containment", "sealed", "boolean", true},
+		{"Containment", "policy_decision", "string", false}, {"Containment", "policy_warnings", "array", false},
+		{"Containment", "ast_violations", "array", false}, {"ASTViolation", "line", "integer", false},
+		{"Layers", "total", "integer", false}, {"Layer", "id", "string", false}, {"Layer", "status", "string", false},
+		{"ExportVerifyResult", "reason", "string", true}, {"ExportVerifyResult", "entries_count", "integer", true},
+		{"ExportVerifyResult", "head_hash", "string", true}, {"ExportVerifyResult", "format", "string", true},
+	}
+	for _, tc := range tests {
+		ref := doc.Components.Schemas[tc.schema]
+		if ref == nil || ref.Value == nil {
+			t.Errorf("no schema %s", tc.schema)
+			continue
+		}
+		p := ref.Value.Properties[tc.member]
+		if p == nil || p.Value == nil {
+			t.Errorf("%s has no member %s", tc.schema, tc.member)
+			continue
+		}
+		s := p.Value
+		if len(s.AllOf) == 1 && s.AllOf[0].Value != nil { // a documented $ref
+			s = s.AllOf[0].Value
+		}
+		if !s.Type.Is(tc.typ) || p.Value.Nullable != tc.nullable {
+			t.Errorf("%s.%s: type %v nullable %v, want %s nullable %v", tc.schema, tc.member, s.Type, p.Value.Nullable, tc.typ, tc.nullable)
+		}
+	}
+}
