@@ -183,7 +183,7 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 
 	status, body = getURL(t, base+"/api/layers", "serve-key")
 	for _, want := range []string{`{"name":"otlp_ingestion","state":"active"`, `{"name":"energy","state":"active"`,
-		`{"name":"consensus","state":"active"`, `{"name":"policy","state":"active","detail":"1 rule (1 deny, 0 warn)"}`,
+		`{"name":"consensus","state":"active"`, `{"name":"policy","state":"active","detail":"1 rule (1 deny, 0 warn)"`,
 		`{"name":"signed_export","state":"available"`} {
 		if status != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("layers: %d %s\nlacks %s", status, body, want)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,7 +49,7 @@ func TestListEntries(t *testing.T) {
 					t.Fatal(err)
 				}
 				sum := summaryOf(first)
-				if want := summaryViewOf(&sum); p.Entries[0] != want {
+				if want := summaryViewOf(&sum); !reflect.DeepEqual(p.Entries[0], want) {
 					t.Errorf("first entry\n got %+v\nwant %+v", p.Entries[0], want)
 				}
 			}
@@ -81,7 +83,8 @@ func TestGetEntry(t *testing.T) {
 		t.Errorf("body %s, want the canonical body %s", got.Body, want.CanonicalBody)
 	}
 	if got.Seq != 7 || got.HMACHash != want.HMACHash || got.PrevHash != want.PrevHash || got.CanonicalHash != want.CanonicalHash ||
-		got.TraceID != want.TraceID || got.SpanID != want.SpanID || got.SpanName != want.SpanName || got.TimestampNS != want.TimestampNS {
+		got.TraceID != want.TraceID || got.SpanID != want.SpanID || got.SpanName != want.SpanName || got.TimestampNSStr != want.TimestampNS ||
+		got.TimestampNS == nil || strconv.FormatInt(*got.TimestampNS, 10) != want.TimestampNS {
 		t.Errorf("entry %+v %+v, want %+v", got.entryHead, got.entryHashes, want)
 	}
 	if got.Time != "2026-11-21T12:00:07Z" {
@@ -145,10 +148,12 @@ func TestVerifyChain(t *testing.T) {
 		body string
 		want verifyResult
 	}{
-		"empty body: smoke":  {body: "", want: verifyResult{Valid: true, Mode: "smoke", FirstSeq: 1, LastSeq: 40, Checked: 2, HMACsChecked: true}},
-		"empty object":       {body: "{}", want: verifyResult{Valid: true, Mode: "smoke", FirstSeq: 1, LastSeq: 40, Checked: 2, HMACsChecked: true}},
-		"full":               {body: `{"full":true}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 1, LastSeq: 40, Checked: 40, HMACsChecked: true}},
-		"full over a window": {body: `{"full":true,"first_seq":5,"last_seq":9}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 5, LastSeq: 9, Checked: 5, HMACsChecked: true}},
+		"empty body: smoke":  {body: "", want: verifyResult{Valid: true, Mode: "smoke", FirstSeq: 1, LastSeq: 40, EntriesVerified: 2, Checked: 2, HMACsChecked: true}},
+		"empty object":       {body: "{}", want: verifyResult{Valid: true, Mode: "smoke", FirstSeq: 1, LastSeq: 40, EntriesVerified: 2, Checked: 2, HMACsChecked: true}},
+		"full":               {body: `{"full":true}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 1, LastSeq: 40, EntriesVerified: 40, Checked: 40, HMACsChecked: true}},
+		"full over a window": {body: `{"full":true,"first_seq":5,"last_seq":9}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 5, LastSeq: 9, EntriesVerified: 5, Checked: 5, HMACsChecked: true}},
+		"documented window":  {body: `{"full":true,"seq_start":5,"seq_end":9}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 5, LastSeq: 9, EntriesVerified: 5, Checked: 5, HMACsChecked: true}},
+		"both names agree":   {body: `{"full":true,"seq_start":5,"first_seq":5,"seq_end":9,"last_seq":9}`, want: verifyResult{Valid: true, Mode: "full", FirstSeq: 5, LastSeq: 9, EntriesVerified: 5, Checked: 5, HMACsChecked: true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -165,18 +170,21 @@ func TestVerifyChain(t *testing.T) {
 		status            int
 		code              string
 	}{
-		"not JSON":          {body: `{"full":`, status: http.StatusBadRequest, code: codeBadJSON},
-		"wrong type":        {body: `{"full":"yes"}`, status: http.StatusBadRequest, code: codeBadJSON},
-		"unknown field":     {body: `{"ful":true}`, status: http.StatusBadRequest, code: codeBadJSON},
-		"two objects":       {body: `{} {}`, status: http.StatusBadRequest, code: codeBadJSON},
-		"trailing garbage":  {body: `{}x`, status: http.StatusBadRequest, code: codeBadJSON},
-		"an array":          {body: `[]`, status: http.StatusBadRequest, code: codeBadJSON},
-		"window reversed":   {body: `{"first_seq":9,"last_seq":5}`, status: http.StatusBadRequest, code: codeBadParameter},
-		"window past end":   {body: `{"last_seq":41}`, status: http.StatusBadRequest, code: codeBadParameter},
-		"first past end":    {body: `{"first_seq":41}`, status: http.StatusBadRequest, code: codeBadParameter},
-		"negative seq":      {body: `{"first_seq":-1}`, status: http.StatusBadRequest, code: codeBadParameter},
-		"form content type": {contentType: "application/x-www-form-urlencoded", body: `full=true`, status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia},
-		"huge body":         {body: `{"full":true,"first_seq":1` + strings.Repeat(" ", maxJSONBodyBytes) + `}`, status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge},
+		"not JSON":            {body: `{"full":`, status: http.StatusBadRequest, code: codeBadJSON},
+		"wrong type":          {body: `{"full":"yes"}`, status: http.StatusBadRequest, code: codeBadJSON},
+		"unknown field":       {body: `{"ful":true}`, status: http.StatusBadRequest, code: codeBadJSON},
+		"two objects":         {body: `{} {}`, status: http.StatusBadRequest, code: codeBadJSON},
+		"trailing garbage":    {body: `{}x`, status: http.StatusBadRequest, code: codeBadJSON},
+		"an array":            {body: `[]`, status: http.StatusBadRequest, code: codeBadJSON},
+		"window reversed":     {body: `{"first_seq":9,"last_seq":5}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"window past end":     {body: `{"last_seq":41}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"first past end":      {body: `{"first_seq":41}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"negative seq":        {body: `{"first_seq":-1}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"seq_start disagrees": {body: `{"seq_start":5,"first_seq":6}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"seq_end disagrees":   {body: `{"seq_end":9,"last_seq":8}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"seq_end past end":    {body: `{"seq_end":41}`, status: http.StatusBadRequest, code: codeBadParameter},
+		"form content type":   {contentType: "application/x-www-form-urlencoded", body: `full=true`, status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia},
+		"huge body":           {body: `{"full":true,"first_seq":1` + strings.Repeat(" ", maxJSONBodyBytes) + `}`, status: http.StatusRequestEntityTooLarge, code: codeBodyTooLarge},
 	}
 	for name, tc := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -195,7 +203,8 @@ func TestVerifyChain(t *testing.T) {
 		t.Errorf("smoke verification looked at seq 17: %+v", got)
 	}
 	got := verify(`{"full":true}`)
-	if got.Valid || got.FirstBadSeq != 17 || got.Reason != protocol.ReasonColumn || got.Checked != 16 || got.Error == "" || got.WrongSecret {
+	if got.Valid || got.FirstBadSeq != 17 || got.Reason != protocol.ReasonColumn || got.Checked != 16 || got.EntriesVerified != 16 ||
+		got.Error == nil || *got.Error == "" || got.ErrorSeq == nil || *got.ErrorSeq != 17 || got.WrongSecret {
 		t.Errorf("full verification of a chain with seq 17 edited: %+v", got)
 	}
 }

@@ -42,7 +42,13 @@ func writePage(w http.ResponseWriter, page []store.Summary, total int64, offset,
 	b = strconv.AppendInt(b, int64(offset), 10)
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(limit), 10)
-	writeBuffer(w, bp, append(b, '}'))
+	b = append(b, `,"pagination":{"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(offset), 10)
+	b = append(b, `,"has_more":`...)
+	b = strconv.AppendBool(b, int64(offset)+int64(len(page)) < total)
+	writeBuffer(w, bp, append(b, '}', '}'))
 }
 
 // writeEntry answers with one entry as an entryDetail.
@@ -96,9 +102,16 @@ func appendEntryJSON(b []byte, e *protocol.Entry) []byte {
 func appendHeadJSON(b []byte, seq int64, timestampNS, traceID, spanID, spanName, spanKind string) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, seq, 10)
-	b = appendMember(b, "timestamp_ns", timestampNS)
+	ns, err := strconv.ParseInt(timestampNS, 10, 64)
+	b = append(b, `,"timestamp_ns":`...)
+	if err == nil {
+		b = strconv.AppendInt(b, ns, 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = appendMember(b, "timestamp_ns_str", timestampNS)
 	b = append(b, `,"time":"`...)
-	if ns, err := strconv.ParseInt(timestampNS, 10, 64); err == nil {
+	if err == nil {
 		b = time.Unix(0, ns).UTC().AppendFormat(b, time.RFC3339Nano)
 	}
 	b = append(b, '"')

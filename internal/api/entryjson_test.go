@@ -16,8 +16,9 @@ import (
 // headOf and hashesOf are what appendHeadJSON and appendHashesJSON must write, built the
 // plain way.
 func headOf(seq int64, timestampNS, traceID, spanID, spanName, spanKind string) entryHead {
-	h := entryHead{Seq: seq, TimestampNS: timestampNS, TraceID: traceID, SpanID: spanID, SpanName: spanName, SpanKind: spanKind}
+	h := entryHead{Seq: seq, TimestampNSStr: timestampNS, TraceID: traceID, SpanID: spanID, SpanName: spanName, SpanKind: spanKind}
 	if ns, err := strconv.ParseInt(timestampNS, 10, 64); err == nil {
+		h.TimestampNS = &ns
 		h.Time = time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
 	}
 	return h
@@ -133,7 +134,7 @@ func TestWritePage(t *testing.T) {
 		t.Fatalf("page %+v, headers %v", p, rec.Header())
 	}
 	for i := range page {
-		if want := summaryViewOf(&page[i]); p.Entries[i] != want {
+		if want := summaryViewOf(&page[i]); !reflect.DeepEqual(p.Entries[i], want) {
 			t.Errorf("entry %d:\n got %+v\nwant %+v", i, p.Entries[i], want)
 		}
 	}

@@ -169,9 +169,9 @@ func TestVerifyExportUpload(t *testing.T) {
 		"the server's secret, asked for": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(export)},
 			want: exportVerifyResult{Valid: true, Entries: 20, HMACsChecked: true, SecretFrom: "server"}},
 		"the server's secret, not asked for: nothing binds the export": {f: f, fields: []string{"file", string(export)},
-			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
+			want: exportVerifyResult{ReasonCode: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
 		"use_server_secret=false": {f: f, query: "?use_server_secret=false", fields: []string{"file", string(export)},
-			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
+			want: exportVerifyResult{ReasonCode: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
 		"the key alone, on a server with a secret": {f: f, fields: []string{"public_key", string(pubPEM), "file", string(export)},
 			want: exportVerifyResult{Valid: true, Entries: 20, KeyTrusted: true, SecretFrom: "none"}},
 
@@ -179,20 +179,20 @@ func TestVerifyExportUpload(t *testing.T) {
 			headers: []string{"X-Secret-Hex", hex.EncodeToString(testSecret)},
 			want:    exportVerifyResult{Valid: true, Entries: 20, HMACsChecked: true, KeyTrusted: true, SecretFrom: "header"}},
 		"another key is not trusted": {f: f, query: "?use_server_secret=true", fields: []string{"public_key", string(otherPEM), "file", string(export)},
-			want: exportVerifyResult{Reason: reasonKeyNotTrusted, Entries: 20, HMACsChecked: true, SecretFrom: "server"}},
+			want: exportVerifyResult{ReasonCode: reasonKeyNotTrusted, Entries: 20, HMACsChecked: true, SecretFrom: "server"}},
 		"a wrong secret": {f: f, fields: []string{"file", string(export)},
 			headers: []string{"X-Secret-Hex", strings.Repeat("ab", 32)},
-			want:    exportVerifyResult{Reason: protocol.ReasonHMAC, Seq: 1, SecretFrom: "header"}},
+			want:    exportVerifyResult{ReasonCode: protocol.ReasonHMAC, Seq: 1, SecretFrom: "header"}},
 		"no secret and no key binds nothing": {f: noSecretServer, fields: []string{"file", string(export)},
-			want: exportVerifyResult{Reason: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
+			want: exportVerifyResult{ReasonCode: reasonNoTrustedKey, Entries: 20, SecretFrom: "none"}},
 		"the key alone": {f: noSecretServer, fields: []string{"public_key", string(pubPEM), "file", string(export)},
 			want: exportVerifyResult{Valid: true, Entries: 20, KeyTrusted: true, SecretFrom: "none"}},
 		"a tampered file": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(tampered)},
-			want: exportVerifyResult{Reason: protocol.ReasonColumn, Seq: 1, SecretFrom: "server"}},
+			want: exportVerifyResult{ReasonCode: protocol.ReasonColumn, Seq: 1, SecretFrom: "server"}},
 		"a truncated file": {f: f, query: "?use_server_secret=true", fields: []string{"file", string(export[:len(export)/2])},
-			want: exportVerifyResult{Reason: reasonMalformed, SecretFrom: "server"}},
+			want: exportVerifyResult{ReasonCode: reasonMalformed, SecretFrom: "server"}},
 		"not an export": {f: f, query: "?use_server_secret=true", fields: []string{"file", `{"hello":"world"}`},
-			want: exportVerifyResult{Reason: reasonMalformed, SecretFrom: "server"}},
+			want: exportVerifyResult{ReasonCode: reasonMalformed, SecretFrom: "server"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -212,6 +212,17 @@ func TestVerifyExportUpload(t *testing.T) {
 			if got.Valid && got.ChainSigChecked != (got.SecretFrom != "none") {
 				t.Errorf("chain_signature_checked %v with the secret from %s", got.ChainSigChecked, got.SecretFrom)
 			}
+			// The documented members repeat what the others say.
+			if (got.Reason == nil) != got.Valid || (got.Reason != nil && *got.Reason != got.Error) {
+				t.Errorf("reason %v with valid %v and error %q", got.Reason, got.Valid, got.Error)
+			}
+			if (got.EntriesCount == nil) != (got.Entries == 0) || (got.EntriesCount != nil && *got.EntriesCount != got.Entries) {
+				t.Errorf("entries_count %v with entries %d", got.EntriesCount, got.Entries)
+			}
+			if (got.Header == nil) != (got.Format == nil) || (got.Header != nil && (*got.Format != got.Header.Format || *got.HeadHash != got.Header.LastHMACHash)) {
+				t.Errorf("format %v and head_hash %v with header %+v", got.Format, got.HeadHash, got.Header)
+			}
+			got.Reason, got.EntriesCount, got.HeadHash, got.Format = nil, nil, nil, nil
 			got.Error, got.Header, got.Field, got.Note = "", nil, "", ""
 			got.ChainSigChecked, got.Checks, got.Authenticated, got.Unauthenticated = false, nil, nil, nil
 			if !reflect.DeepEqual(got, tc.want) {

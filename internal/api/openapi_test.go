@@ -104,12 +104,13 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 		required []string
 		optional []string
 	}{
-		"EntrySummary": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
+		"EntrySummary": {required: []string{"seq", "timestamp_ns", "timestamp_ns_str", "time", "trace_id", "span_id", "span_name", "span_kind",
 			"body_bytes", "canonical_hash", "prev_hash", "hmac_hash"}},
-		"EntryDetail": {required: []string{"seq", "timestamp_ns", "time", "trace_id", "span_id", "span_name", "span_kind",
+		"EntryDetail": {required: []string{"seq", "timestamp_ns", "timestamp_ns_str", "time", "trace_id", "span_id", "span_name", "span_kind",
 			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash", "body"}},
-		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "checked", "hmacs_checked", "elapsed_ms"},
-			optional: []string{"first_bad_seq", "reason", "wrong_secret", "error"}},
+		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "entries_verified", "checked", "hmacs_checked",
+			"error_seq", "error", "elapsed_ms"},
+			optional: []string{"first_bad_seq", "reason", "wrong_secret"}},
 		"ReplayResult": {required: []string{"match", "original_hash", "replay_hash", "deterministic", "model_version", "reason",
 			"seq", "reason_code", "model"}},
 		"ReplayRequest": {required: []string{"seq", "replayed_output"}, optional: []string{"output"}},
@@ -173,7 +174,7 @@ func TestOpenAPIDescribesEveryMember(t *testing.T) {
 				"EnergyRequest":        nil,
 				"PolicyRequest":        nil,
 				"ConsensusRequest":     {"models", "prompt"},
-				"Layer":                {"detail", "name", "state"},
+				"Layer":                {"detail", "id", "name", "note", "state", "status"},
 			}
 			if models != nil {
 				required["ConsensusRequest"] = []string{"prompt"}

@@ -73,13 +73,13 @@ func TestExportVerifyIsNoHMACOracle(t *testing.T) {
 			return // the server gave nothing to repair the forgery with
 		}
 		switch {
-		case res.Reason == protocol.ReasonHMAC:
+		case res.ReasonCode == protocol.ReasonHMAC:
 			i := res.Seq - x.firstSeq()
 			x.entries[i]["hmac_hash"] = m[1]
 			if i+1 < int64(len(x.entries)) {
 				x.entries[i+1]["prev_hash"] = m[1]
 			}
-		case res.Reason == reasonHeaderMismatch && res.Field != "":
+		case res.ReasonCode == reasonHeaderMismatch && res.Field != "":
 			x.top[res.Field] = m[1]
 		default:
 			t.Fatalf("round %d: unexpected answer %s", round, out)
@@ -124,7 +124,10 @@ func TestChainVerifyIsNoHMACOracle(t *testing.T) {
 		if strings.Contains(f.logs.String(), want) {
 			t.Errorf("round %d: the log carries the HMAC that would pass at seq %d", round, res.FirstBadSeq)
 		}
-		m := revealed.FindStringSubmatch(res.Error)
+		if res.Error == nil {
+			t.Fatalf("round %d: an invalid chain without an error: %s", round, out)
+		}
+		m := revealed.FindStringSubmatch(*res.Error)
 		if m == nil || res.Reason != protocol.ReasonHMAC {
 			return
 		}

@@ -147,14 +147,21 @@ func TestContainmentEvaluate(t *testing.T) {
 func badInput(t *testing.T, f *fixture, path string) {
 	t.Helper()
 	for name, tc := range map[string]struct{ body, code string }{
-		"not JSON":          {`{"prompt":`, codeBadJSON},
-		"an empty body":     {``, codeBadJSON},
-		"an unknown member": {`{"prompt":"hi","temperature":1}`, codeBadJSON},
-		"a number prompt":   {`{"prompt":5}`, codeBadJSON},
-		"trailing data":     {`{"prompt":"hi"} x`, codeBadJSON},
-		"nothing to check":  {`{"model":"gpt-4o"}`, codeBadParameter},
-		"a negative cost":   {`{"prompt":"hi","cost_usd":-1}`, codeBadParameter},
-		"a long prompt":     {`{"prompt":"` + strings.Repeat("a", policy.MaxTextBytes+1) + `"}`, codeBadParameter},
+		"not JSON":                {`{"prompt":`, codeBadJSON},
+		"an empty body":           {``, codeBadJSON},
+		"an unknown member":       {`{"prompt":"hi","temperature":1}`, codeBadJSON},
+		"a number prompt":         {`{"prompt":5}`, codeBadJSON},
+		"trailing data":           {`{"prompt":"hi"} x`, codeBadJSON},
+		"nothing to check":        {`{"model":"gpt-4o"}`, codeBadParameter},
+		"a negative cost":         {`{"prompt":"hi","cost_usd":-1}`, codeBadParameter},
+		"a long prompt":           {`{"prompt":"` + strings.Repeat("a", policy.MaxTextBytes+1) + `"}`, codeBadParameter},
+		"messages not a list":     {`{"messages":"hi"}`, codeBadJSON},
+		"a message not an object": {`{"messages":["hi"]}`, codeBadJSON},
+		"a number content":        {`{"messages":[{"role":"user","content":5}]}`, codeBadJSON},
+		"a message member extra":  {`{"messages":[{"role":"user","content":"hi","name":"x"}]}`, codeBadJSON},
+		"a message without role":  {`{"messages":[{"content":"hi"}]}`, codeBadParameter},
+		"no messages":             {`{"messages":[]}`, codeBadParameter},
+		"prompt contradicts":      {`{"messages":[{"role":"user","content":"hi"}],"prompt":"bye"}`, codeBadParameter},
 	} {
 		resp, body := f.postJSON(path, tc.body, auth...)
 		if resp.StatusCode != http.StatusBadRequest {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -25,13 +27,16 @@ var entryReasons = []string{protocol.ReasonSeq, protocol.ReasonMalformed, protoc
 // entryHead is what every view of an entry starts with: where it is in the chain, when,
 // and which span it holds.
 type entryHead struct {
-	Seq         int64  `json:"seq" doc:"sequence number, from 1, without gaps" example:"12"`
-	TimestampNS string `json:"timestamp_ns" doc:"the span's start, decimal nanoseconds since the Unix epoch" example:"\"1795262412000000000\""`
-	Time        string `json:"time" doc:"timestamp_ns as RFC 3339 UTC, for people" format:"date-time" example:"\"2026-11-21T12:00:12Z\""`
-	TraceID     string `json:"trace_id" doc:"32 lowercase hex" example:"\"4bf92f3577b34da6a3ce929d0e0e4736\""`
-	SpanID      string `json:"span_id" doc:"16 lowercase hex" example:"\"00f067aa0ba902b7\""`
-	SpanName    string `json:"span_name" doc:"the span's name, as in the body" example:"\"chat gpt-4o\""`
-	SpanKind    string `json:"span_kind" doc:"the span's kind, as in the body" example:"\"client\""`
+	Seq int64 `json:"seq" doc:"sequence number, from 1, without gaps" example:"12"`
+	// TimestampNS is a JSON integer, as documented; it is a pointer only so that a column
+	// that is not an integer (only tampering makes one) is written as null.
+	TimestampNS    *int64 `json:"timestamp_ns" doc:"the span's start, nanoseconds since the Unix epoch, a JSON integer (null only for a stored column that is not one, which only tampering makes). Values are above 2^53, which JavaScript's Number cannot hold exactly: read timestamp_ns_str there" example:"1795262412000000000"`
+	TimestampNSStr string `json:"timestamp_ns_str" doc:"timestamp_ns as a decimal string, exactly as stored: lossless in every JSON parser (in JavaScript, BigInt(timestamp_ns_str))" example:"\"1795262412000000000\""`
+	Time           string `json:"time" doc:"timestamp_ns as RFC 3339 UTC, for people" format:"date-time" example:"\"2026-11-21T12:00:12Z\""`
+	TraceID        string `json:"trace_id" doc:"32 lowercase hex" example:"\"4bf92f3577b34da6a3ce929d0e0e4736\""`
+	SpanID         string `json:"span_id" doc:"16 lowercase hex" example:"\"00f067aa0ba902b7\""`
+	SpanName       string `json:"span_name" doc:"the span's name, as in the body" example:"\"chat gpt-4o\""`
+	SpanKind       string `json:"span_kind" doc:"the span's kind, as in the body" example:"\"client\""`
 }
 
 // entryHashes are an entry's three hashes, which every view of it ends with.
@@ -60,10 +65,18 @@ type entryDetail struct {
 
 // entryPage is the answer of GET /api/chain.
 type entryPage struct {
-	Entries []entrySummary `json:"entries" doc:"entries offset+1 through offset+limit, in seq order"`
-	Total   int64          `json:"total" doc:"the chain's last seq: its number of entries, since seq has no gaps (verify checks that)" example:"10000"`
-	Offset  int            `json:"offset" doc:"the offset asked for" example:"0"`
-	Limit   int            `json:"limit" doc:"the limit applied" example:"50"`
+	Entries    []entrySummary `json:"entries" doc:"entries offset+1 through offset+limit, in seq order"`
+	Total      int64          `json:"total" doc:"the chain's last seq: its number of entries, since seq has no gaps (verify checks that)" example:"10000"`
+	Offset     int            `json:"offset" doc:"the offset asked for" example:"0"`
+	Limit      int            `json:"limit" doc:"the limit applied" example:"50"`
+	Pagination pagination     `json:"pagination" doc:"the page's place in the chain, as the documented API gives it"`
+}
+
+// pagination is the documented paging member of GET /api/chain.
+type pagination struct {
+	Limit   int  `json:"limit" doc:"the limit applied" example:"50"`
+	Offset  int  `json:"offset" doc:"the offset asked for" example:"0"`
+	HasMore bool `json:"has_more" doc:"entries follow this page: offset + its entries < total" example:"true"`
 }
 
 // statsView is the answer of GET /api/chain/stats.
@@ -75,37 +88,89 @@ type statsView struct {
 	FirstTimestampNS string `json:"first_timestamp_ns" doc:"timestamp_ns of the first entry, decimal nanoseconds"`
 	LastTimestampNS  string `json:"last_timestamp_ns" doc:"timestamp_ns of the last entry, decimal nanoseconds"`
 	FileBytes        int64  `json:"file_bytes" doc:"size of the SQLite file and its write-ahead log"`
+
+	// The documented API's members.
+	TotalEntries  int64   `json:"total_entries" doc:"entries, as the documented API calls it" example:"12"`
+	FirstEntry    *string `json:"first_entry" doc:"time of the first entry, RFC 3339 UTC; null for an empty chain" example:"\"2026-11-21T12:00:01Z\""`
+	LastEntry     *string `json:"last_entry" doc:"time of the last entry, RFC 3339 UTC; null for an empty chain" example:"\"2026-11-21T12:11:01Z\""`
+	AgeDays       float64 `json:"age_days" doc:"days from the first entry to the last, rounded to 3 decimals" example:"0.008"`
+	EntriesPerDay float64 `json:"entries_per_day" doc:"total_entries / age_days, rounded to 1 decimal; 0 when age_days is 0" example:"1500"`
+	DBSizeBytes   int64   `json:"db_size_bytes" doc:"size of the SQLite file alone, without its write-ahead log (file_bytes counts both)" example:"40960"`
 }
 
-// verifyRequest is the body of POST /api/chain/verify.
+// documented fills the documented members of v from the others; dbPath is the chain's
+// file.
+func (v *statsView) documented(st *store.Stats, dbPath string) {
+	v.TotalEntries = st.Entries
+	if st.Entries > 0 {
+		first := time.Unix(0, st.FirstTimestampNS).UTC().Format(time.RFC3339Nano)
+		last := time.Unix(0, st.LastTimestampNS).UTC().Format(time.RFC3339Nano)
+		v.FirstEntry, v.LastEntry = &first, &last
+		v.AgeDays = math.Round(float64(st.LastTimestampNS-st.FirstTimestampNS)/1e9/86400*1000) / 1000
+		if v.AgeDays > 0 {
+			v.EntriesPerDay = math.Round(float64(st.Entries)/v.AgeDays*10) / 10
+		}
+	}
+	if fi, err := os.Stat(dbPath); err == nil {
+		v.DBSizeBytes = fi.Size()
+	}
+}
+
+// verifyRequest is the body of POST /api/chain/verify. seq_start and seq_end are the
+// documented API's names of the window; first_seq and last_seq are Cairn's earlier ones,
+// still accepted. resolve merges them.
 type verifyRequest struct {
 	Full     bool  `json:"full,omitempty" doc:"check every entry; otherwise (smoke) only the window's first and last" example:"true"`
-	FirstSeq int64 `json:"first_seq,omitempty" doc:"first seq of the window; absent or 0: 1"`
-	LastSeq  int64 `json:"last_seq,omitempty" doc:"last seq of the window; absent or 0: the chain's last"`
+	SeqStart int64 `json:"seq_start,omitempty" doc:"first seq of the window; absent or 0: 1"`
+	SeqEnd   int64 `json:"seq_end,omitempty" doc:"last seq of the window; absent or 0: the chain's last"`
+	FirstSeq int64 `json:"first_seq,omitempty" doc:"seq_start under its earlier name; if both are given they must be equal"`
+	LastSeq  int64 `json:"last_seq,omitempty" doc:"seq_end under its earlier name; if both are given they must be equal"`
+}
+
+// resolve merges each window bound given under two names into first_seq and last_seq,
+// and refuses a request that gives one bound two different values.
+func (r *verifyRequest) resolve() error {
+	for _, b := range []struct {
+		documented, earlier string
+		doc, old            *int64
+	}{{"seq_start", "first_seq", &r.SeqStart, &r.FirstSeq}, {"seq_end", "last_seq", &r.SeqEnd, &r.LastSeq}} {
+		if *b.doc != 0 && *b.old != 0 && *b.doc != *b.old {
+			return badRequest(codeBadParameter, "%s %d and %s %d disagree: give one", b.documented, *b.doc, b.earlier, *b.old)
+		}
+		if *b.doc != 0 {
+			*b.old = *b.doc
+		}
+	}
+	return nil
 }
 
 // verifyResult is the answer of POST /api/chain/verify.
 type verifyResult struct {
-	Valid        bool    `json:"valid" doc:"every entry checked passed" example:"true"`
-	Mode         string  `json:"mode" enum:"smoke,full" doc:"smoke: the window's first and last entries; full: every entry"`
-	FirstSeq     int64   `json:"first_seq" doc:"the window checked; 0 for an empty chain" example:"1"`
-	LastSeq      int64   `json:"last_seq" doc:"the window checked; 0 for an empty chain" example:"10000"`
-	Checked      int64   `json:"checked" doc:"entries that passed every check" example:"10000"`
-	HMACsChecked bool    `json:"hmacs_checked" doc:"whether HMACs were recomputed (the server has the secret)" example:"true"`
-	FirstBadSeq  int64   `json:"first_bad_seq,omitempty" doc:"seq of the first entry that failed"`
-	Reason       string  `json:"reason,omitempty" doc:"why it failed"`
-	WrongSecret  bool    `json:"wrong_secret,omitempty" doc:"the failure looks like a wrong HMAC secret rather than tampering"`
-	Error        string  `json:"error,omitempty" doc:"the failure, for people"`
-	ElapsedMS    float64 `json:"elapsed_ms" doc:"time the verification took, in milliseconds"`
+	Valid           bool    `json:"valid" doc:"every entry checked passed" example:"true"`
+	Mode            string  `json:"mode" enum:"smoke,full" doc:"smoke: the window's first and last entries; full: every entry"`
+	FirstSeq        int64   `json:"first_seq" doc:"the window checked; 0 for an empty chain" example:"1"`
+	LastSeq         int64   `json:"last_seq" doc:"the window checked; 0 for an empty chain" example:"10000"`
+	EntriesVerified int64   `json:"entries_verified" doc:"entries that passed every check: the window's length when valid, fewer when not" example:"10000"`
+	Checked         int64   `json:"checked" doc:"entries_verified under its earlier name, kept for earlier clients" example:"10000"`
+	HMACsChecked    bool    `json:"hmacs_checked" doc:"whether HMACs were recomputed (the server has the secret)" example:"true"`
+	FirstBadSeq     int64   `json:"first_bad_seq,omitempty" doc:"seq of the first entry that failed"`
+	ErrorSeq        *int64  `json:"error_seq" doc:"seq of the first entry that failed, as the documented API names it; null when valid" example:"null"`
+	Reason          string  `json:"reason,omitempty" doc:"why it failed"`
+	WrongSecret     bool    `json:"wrong_secret,omitempty" doc:"the failure looks like a wrong HMAC secret rather than tampering"`
+	Error           *string `json:"error" doc:"the failure, for people; null when valid" example:"null"`
+	ElapsedMS       float64 `json:"elapsed_ms" doc:"time the verification took, in milliseconds"`
 }
 
 func (s *Server) chainRoutes(c *components) group {
-	c.Ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nil)
-	detail := c.Ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nil)
+	nullableTime := fieldDocs{"timestamp_ns": {Nullable: true}}
+	c.Ref("EntrySummary", "A chain entry without its body: its columns, hashes, time and the body's size.", entrySummary{}, nullableTime)
+	detail := c.Ref("EntryDetail", "A chain entry as an export carries it (its columns, hashes and canonical body in base64), with its time and its body decoded.", entryDetail{}, nullableTime)
 	page := c.Ref("EntryPage", "A page of the chain.", entryPage{}, nil)
-	stats := c.Ref("ChainStats", "The chain's size, range and head.", statsView{}, nil)
+	stats := c.Ref("ChainStats", "The chain's size, range and head.", statsView{}, fieldDocs{
+		"first_entry": {Nullable: true}, "last_entry": {Nullable: true}})
 	verifyReq := c.Ref("VerifyRequest", "What to verify. Every member is optional.", verifyRequest{}, nil)
-	verifyRes := c.Ref("VerifyResult", "The verdict on the chain.", verifyResult{}, fieldDocs{"reason": {Enum: entryReasons}})
+	verifyRes := c.Ref("VerifyResult", "The verdict on the chain.", verifyResult{}, fieldDocs{"reason": {Enum: entryReasons},
+		"error_seq": {Nullable: true}, "error": {Nullable: true}})
 	intParam := func(name, in, description string, min, max, def float64) param {
 		sc := &schema{Type: "integer", Format: "int64", Minimum: &min}
 		if max > 0 {
@@ -193,9 +258,11 @@ func (s *Server) chainStats(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "chain stats", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statsView{Entries: st.Entries, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq,
+	v := statsView{Entries: st.Entries, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq,
 		LastHMACHash: st.LastHMACHash, FirstTimestampNS: strconv.FormatInt(st.FirstTimestampNS, 10),
-		LastTimestampNS: strconv.FormatInt(st.LastTimestampNS, 10), FileBytes: st.FileBytes})
+		LastTimestampNS: strconv.FormatInt(st.LastTimestampNS, 10), FileBytes: st.FileBytes}
+	v.documented(&st, s.dbPath)
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) {
@@ -223,6 +290,10 @@ func (s *Server) verifyChain(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, r, "verify", err)
 		return
 	}
+	if err := req.resolve(); err != nil {
+		s.writeRequestError(w, r, "verify", err)
+		return
+	}
 	if _, _, err := s.checkWindow(r, req.FirstSeq, req.LastSeq); err != nil {
 		s.writeRequestError(w, r, "verify", err)
 		return
@@ -234,13 +305,15 @@ func (s *Server) verifyChain(w http.ResponseWriter, r *http.Request) {
 		res.Mode = "full"
 	}
 	if report != nil {
-		res.FirstSeq, res.LastSeq, res.Checked, res.HMACsChecked = report.From, report.To, report.Checked, report.HMACsChecked
+		res.FirstSeq, res.LastSeq, res.HMACsChecked = report.From, report.To, report.HMACsChecked
+		res.EntriesVerified, res.Checked = report.Checked, report.Checked
 	}
 	var ee *protocol.EntryError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
-		res.FirstBadSeq, res.Reason, res.Error = ee.Seq, ee.Reason, err.Error()
+		msg := err.Error()
+		res.FirstBadSeq, res.ErrorSeq, res.Reason, res.Error = ee.Seq, &ee.Seq, ee.Reason, &msg
 		res.WrongSecret = errors.Is(err, store.ErrWrongSecret)
 	default:
 		s.internalError(w, r, "verify", err)

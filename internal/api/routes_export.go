@@ -29,8 +29,12 @@ type exportRequest struct {
 // exportVerifyResult is the answer of POST /api/export/verify.
 type exportVerifyResult struct {
 	Valid           bool                   `json:"valid" doc:"every check that could run passed; unauthenticated lists the header members no check covered"`
-	Reason          string                 `json:"reason,omitempty" doc:"why the export fails: an entry reason, or header_mismatch, signature, key_not_trusted, no_trusted_key, malformed"`
+	Reason          *string                `json:"reason" doc:"why the export fails, for people, as documented (the same text as error); null when valid"`
+	ReasonCode      string                 `json:"reason_code,omitempty" doc:"why the export fails, for programs: an entry reason, or header_mismatch, signature, key_not_trusted, no_trusted_key, malformed"`
 	Error           string                 `json:"error,omitempty" doc:"the failure, for people"`
+	EntriesCount    *int64                 `json:"entries_count" doc:"entries the export carried, as documented; null when it carried none (a header-only export) or was not read"`
+	HeadHash        *string                `json:"head_hash" doc:"the export's last_hmac_hash, the chain's head it was taken at, as documented; null when the header was not read"`
+	Format          *string                `json:"format" doc:"the export's format, as documented; null when the header was not read"`
 	Seq             int64                  `json:"seq,omitempty" doc:"seq of the entry that failed"`
 	Field           string                 `json:"field,omitempty" doc:"the header member that does not match"`
 	Entries         int64                  `json:"entries" doc:"entries the export carried; 0 for a header-only export"`
@@ -70,7 +74,9 @@ func (s *Server) exportRoutes(c *components) group {
 	})
 	req := c.Ref("ExportRequest", "What to export. Every member is optional.", exportRequest{}, nil)
 	res := c.Ref("ExportVerifyResult", "The verdict on an export.", exportVerifyResult{}, fieldDocs{
-		"reason": {Enum: append(append([]string{}, entryReasons...), reasonHeaderMismatch, reasonSignature, reasonKeyNotTrusted, reasonNoTrustedKey, reasonMalformed)},
+		"entries_count": {Nullable: true, Example: 12}, "head_hash": {Nullable: true}, "format": {Nullable: true, Example: protocol.ExportFormat},
+		"reason":      {Nullable: true, Example: nil},
+		"reason_code": {Enum: append(append([]string{}, entryReasons...), reasonHeaderMismatch, reasonSignature, reasonKeyNotTrusted, reasonNoTrustedKey, reasonMalformed)},
 	})
 	upload := &schema{Type: "object", Required: []string{"file"}, Properties: map[string]*schema{
 		"public_key": {Type: "string", Description: "optional: the operator's public key (PEM) the export must be signed by; send it before file"},
@@ -293,6 +299,12 @@ func (res *exportVerifyResult) fill(report *protocol.ExportReport, err error) {
 		res.Entries, res.HMACsChecked, res.KeyTrusted, res.Header = report.Entries, report.HMACsChecked, report.KeyTrusted, report.Header
 		res.ChainSigChecked, res.Checks = report.ChainSignatureChecked, report.Checks
 		res.Authenticated, res.Unauthenticated = report.Authenticated, report.Unauthenticated
+		if report.Entries > 0 {
+			res.EntriesCount = &report.Entries
+		}
+		if h := report.Header; h != nil {
+			res.HeadHash, res.Format = &h.LastHMACHash, &h.Format
+		}
 	}
 	switch {
 	case res.HMACsChecked:
@@ -309,20 +321,21 @@ func (res *exportVerifyResult) fill(report *protocol.ExportReport, err error) {
 		return
 	}
 	res.Error = err.Error()
+	res.Reason = &res.Error
 	var ee *protocol.EntryError
 	var me *protocol.MismatchError
 	switch {
 	case errors.As(err, &ee):
-		res.Reason, res.Seq = ee.Reason, ee.Seq
+		res.ReasonCode, res.Seq = ee.Reason, ee.Seq
 	case errors.As(err, &me):
-		res.Reason, res.Field = reasonHeaderMismatch, me.Field
+		res.ReasonCode, res.Field = reasonHeaderMismatch, me.Field
 	case errors.Is(err, protocol.ErrSignature):
-		res.Reason = reasonSignature
+		res.ReasonCode = reasonSignature
 	case errors.Is(err, protocol.ErrKeyNotTrusted):
-		res.Reason = reasonKeyNotTrusted
+		res.ReasonCode = reasonKeyNotTrusted
 	case errors.Is(err, protocol.ErrNoTrustedKey):
-		res.Reason = reasonNoTrustedKey
+		res.ReasonCode = reasonNoTrustedKey
 	default:
-		res.Reason = reasonMalformed
+		res.ReasonCode = reasonMalformed
 	}
 }

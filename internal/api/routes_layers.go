@@ -32,11 +32,20 @@ type layer struct {
 	Name   string `json:"name" doc:"the layer" example:"\"regression\""`
 	State  string `json:"state" enum:"active,available,planned" doc:"active: it runs here and is in use; available: it is built in but not configured or without data yet; planned: not built yet"`
 	Detail string `json:"detail" doc:"one line on its state, from the server's current state" example:"\"the chain is open with 1200 entries (seq 1 to 1200)\""`
+	// ID, Status and Note are the documented API's names of Name, State and Detail;
+	// listLayers sets them.
+	ID     string `json:"id" doc:"name, as the documented API calls it" example:"\"regression\""`
+	Status string `json:"status" enum:"active,available,planned" doc:"state, as the documented API calls it"`
+	Note   string `json:"note" doc:"detail, as the documented API calls it"`
 }
 
 // layersResponse is the answer of GET /api/layers.
 type layersResponse struct {
-	Layers []layer `json:"layers" doc:"every layer, in a fixed order: chain, verification, signed_export, otlp_ingestion, regression, energy, policy, containment, consensus, replay, federation_client, dashboard"`
+	Layers    []layer `json:"layers" doc:"every layer, in a fixed order: chain, verification, signed_export, otlp_ingestion, regression, energy, policy, containment, consensus, replay, federation_client, dashboard"`
+	Total     int     `json:"total" doc:"how many layers there are" example:"12"`
+	Active    int     `json:"active" doc:"how many are active" example:"8"`
+	Available int     `json:"available" doc:"how many are available" example:"2"`
+	Planned   int     `json:"planned" doc:"how many are planned" example:"2"`
 }
 
 // layerNames lists the layers in the order GET /api/layers reports them.
@@ -44,7 +53,7 @@ var layerNames = []string{"chain", "verification", "signed_export", "otlp_ingest
 	"policy", "containment", "consensus", "replay", "federation_client", "dashboard"}
 
 func (s *Server) layersRoutes(c *components) group {
-	c.Ref("Layer", "A layer of the service and its state.", layer{}, fieldDocs{"name": {Enum: layerNames}})
+	c.Ref("Layer", "A layer of the service and its state.", layer{}, fieldDocs{"name": {Enum: layerNames}, "id": {Enum: layerNames}})
 	res := c.Ref("Layers", "The layers of the service.", layersResponse{}, nil)
 	return group{name: "layers", description: "What this service runs, and what is configured and in use.", routes: []route{
 		{method: http.MethodGet, path: "/api/layers", handler: http.HandlerFunc(s.listLayers), op: operation{
@@ -61,7 +70,20 @@ func (s *Server) listLayers(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "list layers", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, layersResponse{Layers: layers})
+	res := layersResponse{Layers: layers, Total: len(layers)}
+	for i := range layers {
+		l := &layers[i]
+		l.ID, l.Status, l.Note = l.Name, l.State, l.Detail
+		switch l.State {
+		case layerActive:
+			res.Active++
+		case layerAvailable:
+			res.Available++
+		case layerPlanned:
+			res.Planned++
+		}
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // layers derives every layer's state from the server's options and the chain's database.

@@ -58,7 +58,8 @@ func loadAssets() (map[string]asset, error) {
 	return assets, nil
 }
 
-// healthResponse is the answer of /health.
+// healthResponse is the answer of /health and /api/health: the documented status,
+// version, db and db_exists.
 type healthResponse struct {
 	Status   string `json:"status" enum:"ok" doc:"ok whenever the server answers"`
 	Version  string `json:"version" doc:"the server's version" example:"\"v0.4.0\""`
@@ -69,6 +70,7 @@ type healthResponse struct {
 // versionResponse is the answer of /version.
 type versionResponse struct {
 	Version   string `json:"version" doc:"the release, or (devel)" example:"\"v0.4.0\""`
+	Package   string `json:"package" enum:"cairn" doc:"the program that answers: cairn"`
 	GoVersion string `json:"go_version" doc:"the Go toolchain that built the server" example:"\"go1.26.0\""`
 	Platform  string `json:"platform" doc:"operating system/architecture" example:"\"linux/amd64\""`
 }
@@ -116,7 +118,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, versionResponse{Version: s.version.Version, GoVersion: s.version.GoVersion, Platform: s.version.Platform})
+	writeJSON(w, http.StatusOK, versionResponse{Version: s.version.Version, Package: "cairn", GoVersion: s.version.GoVersion, Platform: s.version.Platform})
 }
 
 // page serves an embedded HTML page, allowed to load only what this server serves.

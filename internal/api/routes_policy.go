@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/cairn-dev/cairn/internal/policy"
@@ -9,6 +10,7 @@ import (
 // policyRules is the answer of GET /api/policy/rules.
 type policyRules struct {
 	Rules          []policy.RuleInfo     `json:"rules" doc:"the policy rules, in evaluation order"`
+	Total          int                   `json:"total" doc:"how many policy rules there are (documented)" example:"9"`
 	ScanLimitBytes int                   `json:"scan_limit_bytes" doc:"how much of each text patterns scan, in bytes; the rest is not looked at, and results say so" example:"65536"`
 	CodeRules      []policy.CodeRuleInfo `json:"code_rules" doc:"the code-safety rules containment runs besides the policy, in order"`
 }
@@ -29,8 +31,11 @@ func (s *Server) policyRoutes(c *components) group {
 	req := policySchemas(c)
 	decision := c.Ref("PolicyDecision", "The policy's decision on a call.", policy.Decision{}, fieldDocs{
 		"decision":         {Description: "deny when a deny-mode rule was hit, else allow", Enum: policyOutcomes},
+		"denied":           {Description: "decision is deny"},
+		"deny_rule":        {Description: "the id of the first deny-mode rule hit, in rule order; null when allowed", Nullable: true, Example: "jailbreak"},
+		"deny_reason":      {Description: "that rule's message: what was found, without quoting sensitive text; null when allowed", Nullable: true, Example: "1 matches: jailbreak (1)"},
 		"violations":       {Description: "hits of deny-mode rules, in rule order"},
-		"warnings":         {Description: "hits of warn-mode rules, in rule order"},
+		"warnings":         {Description: "hits of warn-mode rules, in rule order: rule and reason as documented, with Cairn's details beside them"},
 		"truncated":        {Description: "a text was longer than scan_limit_bytes, so its end was not scanned"},
 		"truncated_fields": {Description: "the texts that were, prompt and/or output"},
 		"scan_limit_bytes": {Description: "how much of each text patterns looked at", Example: policy.DefaultMaxScanBytes},
@@ -45,6 +50,13 @@ func (s *Server) policyRoutes(c *components) group {
 		"field":       {Description: "the text: prompt or output", Enum: policyFields},
 		"start":       {Description: "byte offset of the match in the text", Example: 10},
 		"end":         {Description: "byte offset just past the match", Example: 19},
+		"line":        {Description: "the 1-based line of the text the match starts on", Example: 1},
+	})
+	c.Ref("ASTViolation", "A code-safety finding as the documented API lists it.", policy.ASTViolation{}, fieldDocs{
+		"pattern":  {Description: "the code rule that matched: the finding's rule_id", Example: "shell.rm_rf_root"},
+		"language": {Description: "the kind of code: the finding's category", Enum: codeCategories},
+		"line":     {Description: "the 1-based line of the text the match starts on", Example: 1},
+		"severity": {Description: "how dangerous", Enum: severities[1:]},
 	})
 	c.Ref("CodeSafety", "The dangerous-code scan of a prompt and output.", policy.CodeSafety{}, fieldDocs{
 		"findings":           {Description: "findings by field (prompt first), then offset; at most 100"},
@@ -56,14 +68,21 @@ func (s *Server) policyRoutes(c *components) group {
 	containment := c.Ref("Containment", "The containment verdict on a call: its policy decision and a dangerous-code scan.", policy.Containment{}, fieldDocs{
 		"verdict": {Description: "block: the policy denies, or a finding is high or critical; review: the policy warns, a finding is medium, " +
 			"or a text was only partly scanned; else allow", Enum: containVerdicts},
-		"reasons":       {Description: "why the verdict is not allow, in order; empty when it is"},
-		"policy":        {Description: "the policy decision on the same request"},
-		"code_safety":   {Description: "the dangerous-code scan"},
-		"evaluation_ms": {Description: "time taken by both, milliseconds", Example: 0.12},
+		"reasons":         {Description: "why the verdict is not allow, in order; empty when it is"},
+		"policy":          {Description: "the policy decision on the same request"},
+		"code_safety":     {Description: "the dangerous-code scan"},
+		"evaluation_ms":   {Description: "time taken by both, milliseconds", Example: 0.12},
+		"permitted":       {Description: "the policy did not deny the call (documented)"},
+		"safe":            {Description: "no code-safety finding is critical (documented; the verdict also blocks on high)"},
+		"all_clear":       {Description: "permitted and safe (documented)"},
+		"sealed":          {Description: "always null: the service does not seal containment verdicts into the chain (documented)", Nullable: true, Example: nil},
+		"policy_decision": {Description: "the policy's decision (documented)", Enum: policyOutcomes},
+		"policy_warnings": {Description: "the policy's warnings (documented): rule and reason, with Cairn's details beside them"},
+		"ast_violations":  {Description: "the code-safety findings as the documented API lists them, in the order of findings"},
 	})
 	rules := c.Ref("PolicyRules", "The rules a policy or containment request is checked against.", policyRules{}, nil)
 	body := func(what string) *requestBody {
-		return jsonBody("The call: a prompt and/or an output, up to 1 MiB each, and optionally the model, cost and metadata. "+what, true, req)
+		return jsonBody("The call: its messages (or a prompt) and/or its output, up to 1 MiB each, and optionally the model, cost and metadata. "+what, true, req)
 	}
 	return group{name: "policy", description: "Check LLM calls against policy rules, and contain dangerous code.", routes: []route{
 		{method: http.MethodGet, path: "/api/policy/rules", handler: http.HandlerFunc(s.policyRules), op: operation{
@@ -87,14 +106,20 @@ func (s *Server) policyRoutes(c *components) group {
 
 // policySchemas registers the schemas of rules and hits, and returns the request's.
 func policySchemas(c *components) *schema {
-	req := c.Ref("PolicyRequest", "An LLM call to check.", policy.Request{}, fieldDocs{
+	c.Ref("ChatMessage", "One message of a chat call.", policy.Message{}, fieldDocs{
+		"role":    {Description: fmt.Sprintf("who speaks: system, user, assistant, tool, ...; 1 to %d bytes; rules do not read it", policy.MaxRoleBytes), Example: "user"},
+		"content": {Description: "the message's text", Example: "Summarize this contract in three sentences."},
+	})
+	req := c.Ref("PolicyRequest", "An LLM call to check: its messages (or a prompt), and/or its output.", policy.Request{}, fieldDocs{
+		"messages": {Description: fmt.Sprintf("the chat messages sent to the model, at most %d; their contents joined by newlines are the prompt the rules scan, "+
+			"and match offsets are into that text. Give messages, a prompt, an output, or several", policy.MaxMessages)},
 		"model":    {Description: "the model the call goes to", Example: "gpt-4o"},
-		"prompt":   {Description: "the text sent to the model; give a prompt, an output or both", Example: "Summarize this contract in three sentences."},
+		"prompt":   {Description: "the text sent to the model, the earlier form of messages; if both are given, prompt must equal the messages' contents joined by newlines", Example: "Summarize this contract in three sentences."},
 		"output":   {Description: "the model's answer, once the call has run", Example: "The contract ..."},
 		"cost_usd": {Description: "the call's cost in US dollars, when known", Example: 0.012},
 		"metadata": {Description: "free-form context (caller, team, trace id), at most 64 entries; rules do not read it", Example: map[string]string{"team": "billing"}},
 	})
-	c.Optional("PolicyRequest", "model", "prompt")
+	c.Optional("PolicyRequest", "model")
 	c.Ref("PatternMatch", "Where a pattern matched.", policy.Match{}, fieldDocs{
 		"field":    {Description: "the text matched", Enum: policyFields},
 		"category": {Description: "the pattern's category; a custom pattern's name", Example: "email"},
@@ -104,10 +129,12 @@ func policySchemas(c *components) *schema {
 		"masked":   {Description: "the matched text with most characters replaced by *", Example: "*************.com"},
 	})
 	c.Ref("PolicyHit", "A rule that fired.", policy.Hit{}, fieldDocs{
-		"rule_id":           {Description: "the rule", Example: "pii-in-prompt"},
+		"rule":              {Description: "the rule's id", Example: "pii-in-prompt"},
+		"reason":            {Description: "what was found, without quoting sensitive text", Example: "1 matches: email (1)"},
+		"rule_id":           {Description: "rule under its earlier name", Example: "pii-in-prompt"},
 		"kind":              {Description: "the rule's kind", Enum: policyKinds},
 		"mode":              {Description: "the rule's mode", Enum: policyModes},
-		"message":           {Description: "what was found, without quoting sensitive text", Example: "1 matches: email (1)"},
+		"message":           {Description: "reason under its earlier name", Example: "1 matches: email (1)"},
 		"matches":           {Description: "a pattern rule's matches, in text order, at most 20"},
 		"matches_truncated": {Description: "more matches were left out"},
 	})
@@ -133,6 +160,7 @@ func policySchemas(c *components) *schema {
 	})
 	c.Ref("PolicyRule", "A policy rule.", policy.RuleInfo{}, fieldDocs{
 		"id":          {Description: "names the rule in results", Example: "secrets-in-prompt"},
+		"name":        {Description: "id, as the documented API calls it", Example: "secrets-in-prompt"},
 		"description": {Description: "what the rule is for"},
 		"kind":        {Description: "what the rule checks", Enum: policyKinds},
 		"mode":        {Description: "deny: a hit denies the call; warn: a hit is a warning", Enum: policyModes},
@@ -151,7 +179,9 @@ func policySchemas(c *components) *schema {
 }
 
 func (s *Server) policyRules(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, policyRules{Rules: s.policy.Rules(), ScanLimitBytes: s.policy.ScanLimitBytes(), CodeRules: policy.CodeRules()})
+	rules := s.policy.Rules()
+	writeJSON(w, http.StatusOK, policyRules{Rules: rules, Total: len(rules), ScanLimitBytes: s.policy.ScanLimitBytes(),
+		CodeRules: policy.CodeRules()})
 }
 
 func (s *Server) evaluatePolicy(w http.ResponseWriter, r *http.Request) {

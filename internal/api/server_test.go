@@ -109,7 +109,7 @@ func TestHealthAndVersion(t *testing.T) {
 		resp, body := f.do(http.MethodGet, path, "", nil)
 		var v versionResponse
 		decode(t, body, &v)
-		want := versionResponse{Version: testVersion.Version, GoVersion: testVersion.GoVersion, Platform: testVersion.Platform}
+		want := versionResponse{Version: testVersion.Version, Package: "cairn", GoVersion: testVersion.GoVersion, Platform: testVersion.Platform}
 		if resp.StatusCode != http.StatusOK || v != want {
 			t.Errorf("%s: %d %+v, want %+v", path, resp.StatusCode, v, want)
 		}

@@ -177,6 +177,8 @@ type Finding struct {
 	// Start and End are byte offsets of the match in the field's text.
 	Start int `json:"start"`
 	End   int `json:"end"`
+	// Line is the 1-based line of the field's text the match starts on.
+	Line int `json:"line"`
 }
 
 // scanCode runs every code rule over t. Where several rules match at the same offset,
@@ -201,6 +203,12 @@ func scanCode(t *text) []Finding {
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	line, from := 1, 0
+	for i := range out { // in offset order, so the text is counted once
+		line += strings.Count(t.scanned[from:out[i].Start], "\n")
+		from = out[i].Start
+		out[i].Line = line
+	}
 	return out
 }
 

@@ -31,6 +31,45 @@ type Containment struct {
 	CodeSafety CodeSafety `json:"code_safety"`
 	// EvaluationMS is the time both parts took, in milliseconds.
 	EvaluationMS float64 `json:"evaluation_ms"`
+
+	// The documented API's members, derived from the above by documented:
+	//
+	// Permitted is the policy's decision is not deny; Safe is no finding is critical;
+	// AllClear is both. Sealed is always nil: the service does not seal containment
+	// verdicts into the chain. PolicyDecision and PolicyWarnings are Policy's decision
+	// and warnings; ASTViolations are CodeSafety's findings as the documented API
+	// lists them.
+	Permitted      bool           `json:"permitted"`
+	Safe           bool           `json:"safe"`
+	AllClear       bool           `json:"all_clear"`
+	Sealed         *bool          `json:"sealed"`
+	PolicyDecision Outcome        `json:"policy_decision"`
+	PolicyWarnings []Hit          `json:"policy_warnings"`
+	ASTViolations  []ASTViolation `json:"ast_violations"`
+}
+
+// ASTViolation is a code-safety finding as the documented API lists it.
+type ASTViolation struct {
+	// Pattern is the code rule that matched (Finding.RuleID).
+	Pattern string `json:"pattern"`
+	// Language is the kind of code (Finding.Category).
+	Language string `json:"language"`
+	// Line is the 1-based line of the match in its text (Finding.Line).
+	Line int `json:"line"`
+	// Severity is low, medium, high or critical.
+	Severity Severity `json:"severity"`
+}
+
+// documented fills c's documented members from the others.
+func (c *Containment) documented() {
+	c.Permitted = c.Policy.Decision != Deny
+	c.Safe = c.CodeSafety.Counts[SeverityCritical] == 0
+	c.AllClear = c.Permitted && c.Safe
+	c.PolicyDecision, c.PolicyWarnings = c.Policy.Decision, c.Policy.Warnings
+	c.ASTViolations = make([]ASTViolation, len(c.CodeSafety.Findings))
+	for i, f := range c.CodeSafety.Findings {
+		c.ASTViolations[i] = ASTViolation{Pattern: f.RuleID, Language: f.Category, Line: f.Line, Severity: f.Severity}
+	}
 }
 
 // CodeSafety is the dangerous-code part of a containment result.
@@ -65,6 +104,7 @@ func (e *Engine) Contain(req Request) (Containment, error) {
 	c.Policy.EvaluationMS = millisSince(policyStart)
 	c.CodeSafety = scanTexts(texts)
 	c.Verdict, c.Reasons = decide(c.Policy, c.CodeSafety)
+	c.documented()
 	c.EvaluationMS = millisSince(start)
 	return c, nil
 }

@@ -138,8 +138,8 @@ func (e *Engine) Evaluate(req Request) (Decision, error) {
 // texts prepares the request's non-empty texts for scanning.
 func (e *Engine) texts(req Request) map[string]*text {
 	texts := make(map[string]*text, 2)
-	if req.Prompt != "" {
-		texts[FieldPrompt] = newText(FieldPrompt, req.Prompt, e.opts.MaxScanBytes)
+	if prompt := req.promptText(); prompt != "" {
+		texts[FieldPrompt] = newText(FieldPrompt, prompt, e.opts.MaxScanBytes)
 	}
 	if req.Output != "" {
 		texts[FieldOutput] = newText(FieldOutput, req.Output, e.opts.MaxScanBytes)
@@ -160,7 +160,11 @@ func (e *Engine) evaluate(req Request, texts map[string]*text) Decision {
 		if !ok {
 			continue
 		}
+		hit.Rule, hit.Reason = hit.RuleID, hit.Message
 		if r.Mode == ModeDeny {
+			if !d.Denied {
+				d.Denied, d.DenyRule, d.DenyReason = true, &hit.Rule, &hit.Reason
+			}
 			d.Violations = append(d.Violations, hit)
 			d.Decision = Deny
 		} else {
@@ -184,6 +188,7 @@ func millisSince(start time.Time) float64 {
 type RuleInfo struct {
 	// ID, Description, Kind, Mode and Parameters are the rule's, as given.
 	ID          string     `json:"id"`
+	Name        string     `json:"name"` // ID, under the documented API's name
 	Description string     `json:"description,omitempty"`
 	Kind        Kind       `json:"kind"`
 	Mode        Mode       `json:"mode"`
@@ -197,7 +202,7 @@ func (e *Engine) Rules() []RuleInfo {
 	out := make([]RuleInfo, 0, len(e.rules))
 	for _, r := range e.rules {
 		c := cloneRule(r.Rule)
-		info := RuleInfo{ID: c.ID, Description: c.Description, Kind: c.Kind, Mode: c.Mode, Parameters: c.Parameters}
+		info := RuleInfo{ID: c.ID, Name: c.ID, Description: c.Description, Kind: c.Kind, Mode: c.Mode, Parameters: c.Parameters}
 		for _, p := range r.patterns {
 			info.Patterns = append(info.Patterns, p.info())
 		}

@@ -218,15 +218,22 @@ func TestRequestValidate(t *testing.T) {
 		req  Request
 		want string
 	}{
-		"nothing to check":  {Request{Model: "m"}, "both empty"},
-		"prompt too long":   {Request{Prompt: strings.Repeat("a", MaxTextBytes+1)}, "prompt is 1048577 bytes"},
-		"output too long":   {Request{Prompt: "a", Output: strings.Repeat("a", MaxTextBytes+1)}, "output is"},
-		"model too long":    {Request{Prompt: "a", Model: strings.Repeat("m", 257)}, "model is 257 bytes"},
-		"negative cost":     {Request{Prompt: "a", CostUSD: usd(-1)}, "cost_usd -1"},
-		"nan cost":          {Request{Prompt: "a", CostUSD: usd(math.NaN())}, "cost_usd NaN"},
-		"infinite cost":     {Request{Prompt: "a", CostUSD: usd(math.Inf(1))}, "cost_usd +Inf"},
-		"empty metadata":    {Request{Prompt: "a", Metadata: map[string]string{"": "v"}}, "metadata"},
-		"huge metadata val": {Request{Prompt: "a", Metadata: map[string]string{"k": strings.Repeat("v", 2000)}}, "metadata"},
+		"nothing to check":   {Request{Model: "m"}, "all empty"},
+		"empty messages":     {Request{Messages: []Message{}}, "messages is empty"},
+		"empty contents":     {Request{Messages: []Message{{Role: "user"}}}, "all empty"},
+		"message sans role":  {Request{Messages: []Message{{Content: "hi"}}}, "messages[0]: role"},
+		"long role":          {Request{Messages: []Message{{Role: strings.Repeat("r", 65), Content: "hi"}}}, "messages[0]: role"},
+		"too many messages":  {Request{Messages: make([]Message, MaxMessages+1)}, "at most 1024"},
+		"messages too long":  {Request{Messages: []Message{{Role: "user", Content: strings.Repeat("a", MaxTextBytes)}, {Role: "user", Content: "b"}}}, "prompt is 1048578 bytes"},
+		"prompt contradicts": {Request{Prompt: "hello", Messages: []Message{{Role: "user", Content: "goodbye"}}}, "disagree"},
+		"prompt too long":    {Request{Prompt: strings.Repeat("a", MaxTextBytes+1)}, "prompt is 1048577 bytes"},
+		"output too long":    {Request{Prompt: "a", Output: strings.Repeat("a", MaxTextBytes+1)}, "output is"},
+		"model too long":     {Request{Prompt: "a", Model: strings.Repeat("m", 257)}, "model is 257 bytes"},
+		"negative cost":      {Request{Prompt: "a", CostUSD: usd(-1)}, "cost_usd -1"},
+		"nan cost":           {Request{Prompt: "a", CostUSD: usd(math.NaN())}, "cost_usd NaN"},
+		"infinite cost":      {Request{Prompt: "a", CostUSD: usd(math.Inf(1))}, "cost_usd +Inf"},
+		"empty metadata":     {Request{Prompt: "a", Metadata: map[string]string{"": "v"}}, "metadata"},
+		"huge metadata val":  {Request{Prompt: "a", Metadata: map[string]string{"k": strings.Repeat("v", 2000)}}, "metadata"},
 	}
 	e := defaultEngine(t)
 	for name, tc := range cases {

@@ -26,8 +26,12 @@ const (
 type Request struct {
 	// Model is the model the call goes to.
 	Model string `json:"model"`
-	// Prompt is the text sent to the model.
-	Prompt string `json:"prompt"`
+	// Messages are the chat messages sent to the model, the documented API's form of the
+	// prompt: their contents, joined by newlines, are the prompt rules scan (see
+	// MessagesText). Give messages or a prompt; a request giving both must agree.
+	Messages []Message `json:"messages,omitempty"`
+	// Prompt is the text sent to the model, Cairn's earlier form of messages.
+	Prompt string `json:"prompt,omitempty"`
 	// Output is the model's answer, when the call has run.
 	Output string `json:"output,omitempty"`
 	// CostUSD is the call's cost in US dollars, when known.
@@ -36,15 +40,20 @@ type Request struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// Validate checks sizes and values: a prompt or an output must be given, neither over
-// MaxTextBytes, the model name at most MaxModelNameLength bytes, cost_usd finite and
-// not negative, metadata within its limits.
+// Validate checks sizes and values: messages (or a prompt) or an output must be given,
+// the prompt (or the messages' text) and the output each at most MaxTextBytes, messages
+// as checkMessages says, the model name at most MaxModelNameLength bytes, cost_usd
+// finite and not negative, metadata within its limits.
 func (r Request) Validate() error {
-	if r.Prompt == "" && r.Output == "" {
-		return errors.New("prompt and output are both empty: give at least one")
+	if err := r.checkMessages(); err != nil {
+		return err
 	}
-	if len(r.Prompt) > MaxTextBytes {
-		return fmt.Errorf("prompt is %d bytes, at most %d allowed", len(r.Prompt), MaxTextBytes)
+	prompt := r.promptText()
+	if prompt == "" && r.Output == "" {
+		return errors.New("messages, prompt and output are all empty: give messages (or a prompt) or an output")
+	}
+	if len(prompt) > MaxTextBytes {
+		return fmt.Errorf("prompt is %d bytes, at most %d allowed", len(prompt), MaxTextBytes)
 	}
 	if len(r.Output) > MaxTextBytes {
 		return fmt.Errorf("output is %d bytes, at most %d allowed", len(r.Output), MaxTextBytes)
@@ -81,6 +90,11 @@ const (
 type Decision struct {
 	// Decision is allow or deny.
 	Decision Outcome `json:"decision"`
+	// Denied is Decision == Deny; DenyRule and DenyReason are the rule id and message of
+	// the first violation, nil when allowed. These are the documented API's members.
+	Denied     bool    `json:"denied"`
+	DenyRule   *string `json:"deny_rule"`
+	DenyReason *string `json:"deny_reason"`
 	// Violations are the hits of deny-mode rules, in rule order.
 	Violations []Hit `json:"violations"`
 	// Warnings are the hits of warn-mode rules, in rule order.
@@ -99,6 +113,10 @@ type Decision struct {
 
 // Hit is one rule that fired.
 type Hit struct {
+	// Rule and Reason are the documented API's names of RuleID and Message, which
+	// earlier clients read; both pairs are always set alike.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
 	// RuleID, Kind and Mode identify the rule.
 	RuleID string `json:"rule_id"`
 	Kind   Kind   `json:"kind"`
