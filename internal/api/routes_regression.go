@@ -26,41 +26,50 @@ type regressionHistory struct {
 
 func (s *Server) regressionRoutes(c *components) group {
 	runReq := c.Ref("RegressionRunRequest", "How to test. Every member is optional.", regressionRunRequest{}, fieldDocs{
-		"window": {Description: fmt.Sprintf("how many of the chain's last entries to read, %d to %d; absent or 0: %d",
-			analysis.MinBaseline+1, analysis.MaxWindow, analysis.DefaultWindow), Example: analysis.DefaultWindow},
-		"z_threshold": {Description: fmt.Sprintf("a dimension is flagged when |z| exceeds this, a positive number; absent or 0: %v",
+		"window": {Description: fmt.Sprintf("how many of the chain's last entries to examine, %d to %d; absent or 0: %d",
+			analysis.MinWindow, analysis.MaxWindow, analysis.DefaultWindow), Example: analysis.DefaultWindow},
+		"z_threshold": {Description: fmt.Sprintf("an entry is a z anomaly when |z| exceeds this, a positive number; absent or 0: %v",
 			analysis.DefaultZThreshold), Example: analysis.DefaultZThreshold},
 	})
-	c.Ref("RegressionDimension", "The test of one dimension: is the newest value an outlier against the earlier values of the window? "+
-		"The figures (value to upper_fence) are present only when status is ok.", analysis.Dimension{}, fieldDocs{
-		"name":        {Description: "the dimension", Enum: []string{analysis.DimInputTokens, analysis.DimOutputTokens, analysis.DimCostUSD, analysis.DimLatencyMS}},
-		"status":      {Description: fmt.Sprintf("ok: tested; insufficient_data: fewer than %d earlier values, nothing tested", analysis.MinBaseline), Enum: []string{analysis.StatusOK, analysis.StatusInsufficientData}},
-		"n":           {Description: "entries of the window carrying the dimension: the baseline and the candidate", Example: 100},
-		"seq":         {Description: "the candidate's entry (the newest value); 0 when the window holds no value", Example: 100},
-		"value":       {Description: "the candidate value", Example: 412},
-		"mean":        {Description: "mean of the baseline (the earlier values)", Example: 398.5},
-		"stddev":      {Description: "sample standard deviation of the baseline (dividing by n−1)", Example: 21.2},
-		"z":           {Description: "(value − mean) / stddev; null when stddev is 0, and the z-test then does not fire", Nullable: true, Example: 0.64},
-		"q1":          {Description: "first quartile of the baseline, by linear interpolation", Example: 384},
-		"q3":          {Description: "third quartile of the baseline, by linear interpolation", Example: 411},
-		"iqr":         {Description: "q3 − q1", Example: 27},
-		"lower_fence": {Description: "q1 − 1.5·iqr", Example: 343.5},
-		"upper_fence": {Description: "q3 + 1.5·iqr", Example: 451.5},
-		"z_flagged":   {Description: "|z| exceeds the run's z_threshold"},
-		"iqr_flagged": {Description: "the value lies outside the fences"},
-		"flagged":     {Description: "z_flagged or iqr_flagged"},
+	c.Ref("RegressionZAnomaly", "An entry whose value lies more than z_threshold standard deviations from the mean.", analysis.ZAnomaly{}, fieldDocs{
+		"seq":   {Description: "the entry", Example: 6},
+		"value": {Description: "its value of the dimension", Example: 100000},
+		"z":     {Description: "(value − mean) / stdev", Example: 3.17},
+	})
+	c.Ref("RegressionIQRAnomaly", "An entry whose value lies outside Tukey's fences.", analysis.IQRAnomaly{}, fieldDocs{
+		"seq":   {Description: "the entry", Example: 6},
+		"value": {Description: "its value of the dimension", Example: 100000},
+	})
+	c.Ref("RegressionDimension", "The test of one dimension: every entry of the window carrying it, tested against the figures of all of them "+
+		"(the tested value included).", analysis.Dimension{}, fieldDocs{
+		"mean":  {Description: "mean of the window's values; 0 when there is none", Example: 8422.3},
+		"stdev": {Description: "sample standard deviation of the window's values (dividing by n−1); 0 with fewer than two", Example: 28836.1},
+		"anomalies_z": {Description: "the entries whose |z| exceeds the run's z_threshold, in seq order; empty when stdev is 0 " +
+			"(z undefined) or the dimension was not tested"},
+		"anomalies_iqr": {Description: "the entries below q1 − 1.5·iqr or above q3 + 1.5·iqr, in seq order; empty when not tested"},
+		"status": {Description: fmt.Sprintf("ok: tested; insufficient_data: fewer than %d values, nothing tested", analysis.MinValues),
+			Enum: []string{analysis.StatusOK, analysis.StatusInsufficientData}},
+		"n":               {Description: "entries of the window carrying the dimension", Example: 12},
+		"q1":              {Description: "first quartile, by linear interpolation; 0 when not tested", Example: 101.75},
+		"q3":              {Description: "third quartile, by linear interpolation; 0 when not tested", Example: 107.25},
+		"iqr":             {Description: "q3 − q1", Example: 5.5},
+		"lower_fence":     {Description: "q1 − 1.5·iqr", Example: 93.5},
+		"upper_fence":     {Description: "q3 + 1.5·iqr", Example: 115.5},
+		"flagged_entries": {Description: "entries either test flagged, each counted once", Example: 1},
+		"flagged":         {Description: "flagged_entries > 0"},
 	})
 	run := c.Ref("RegressionRun", "One regression run over the chain's last entries.", analysis.Run{}, fieldDocs{
 		"id":                 {Description: "the run's number in the chain's database, from 1", Example: 3},
-		"started_at":         {Description: "when the run began, RFC 3339 UTC", Example: "2026-11-21T12:30:00Z"},
+		"ran_at":             {Description: "when the run began, RFC 3339 UTC", Example: "2026-11-21T12:30:00Z"},
 		"window":             {Description: "the window asked for", Example: analysis.DefaultWindow},
 		"z_threshold":        {Description: "the |z| above which the z-test fires", Example: analysis.DefaultZThreshold},
-		"min_baseline":       {Description: "the fewest earlier values a dimension needs to be tested", Example: analysis.MinBaseline},
-		"entries_considered": {Description: "entries read: at most window", Example: 100},
+		"min_values":         {Description: "the fewest values a dimension needs in the window to be tested", Example: analysis.MinValues},
+		"entries_considered": {Description: "entries read: at most window", Example: 12},
 		"first_seq":          {Description: "first entry read; 0 for an empty chain", Example: 1},
-		"last_seq":           {Description: "last entry read; 0 for an empty chain", Example: 100},
-		"dimensions":         {Description: "one test per dimension: input_tokens, output_tokens, cost_usd, latency_ms"},
-		"flagged":            {Description: "some dimension is flagged"},
+		"last_seq":           {Description: "last entry read; 0 for an empty chain", Example: 12},
+		"dimensions":         {Description: "the test of each dimension, by name: input_tokens, output_tokens, cost_usd, latency_ms"},
+		"total_anomalies":    {Description: "the sum of the dimensions' flagged_entries: an entry flagged on a dimension counts once there, whichever tests fired", Example: 1},
+		"flagged":            {Description: "total_anomalies > 0"},
 	})
 	history := c.Ref("RegressionHistory", "Saved regression runs.", regressionHistory{}, nil)
 	minLimit, maxLimit := 1.0, float64(store.MaxRegressionHistory)
@@ -76,8 +85,11 @@ func (s *Server) regressionRoutes(c *components) group {
 			responses: []response{jsonOK("The runs.", history)}}},
 		{method: http.MethodPost, path: "/api/regression/run", handler: http.HandlerFunc(s.runRegression), op: operation{
 			id: "runRegression", summary: "Run a regression test and save it",
-			description: "Tests the newest value of input tokens, output tokens, cost and latency against the earlier values of the window, " +
-				"with a z-score (sample standard deviation) and Tukey's IQR fences (quartiles by linear interpolation); a dimension is flagged when either fires. " +
+			description: "Examines every entry of the chain's last window entries on input tokens, output tokens, cost and latency, " +
+				"with a z-score (|z| > z_threshold, mean and sample standard deviation of the window) and Tukey's IQR fences " +
+				"(quartiles by linear interpolation), and lists each test's anomalies with their seqs; a dimension is flagged when either fires. " +
+				"cost_usd is the span's gen_ai.usage.cost_usd (or cairn.cost_usd), else computed from the model's list price and both token counts; " +
+				"an entry with neither gives no cost. " +
 				"The run is saved in the chain's database and returned. A flagged run is still a 200 answer.",
 			body:      jsonBody("The options; an empty body uses the defaults.", false, runReq),
 			responses: []response{jsonOK("The run, with its id.", run)}}},
