@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -216,33 +218,77 @@ func Regress(entries []WindowEntry, opts RegressionOptions) (*Run, error) {
 	if len(entries) > 0 {
 		run.FirstSeq, run.LastSeq = entries[0].Seq, entries[len(entries)-1].Seq
 	}
-	var in, out, cost, latency series
-	for _, e := range entries {
-		body, err := DecodeBody(e.Body)
-		if err != nil {
-			return nil, fmt.Errorf("regression: entry seq %d: %w", e.Seq, err)
-		}
-		f := FactsOf(&body)
-		if f.HasInputTokens {
-			in.add(e.Seq, float64(f.InputTokens))
-		}
-		if f.HasOutputTokens {
-			out.add(e.Seq, float64(f.OutputTokens))
-		}
-		if c, ok := CostOf(&f); ok {
-			cost.add(e.Seq, c)
-		}
-		if f.HasLatency {
-			latency.add(e.Seq, f.LatencyMS)
-		}
+	r, err := readWindow(entries)
+	if err != nil {
+		return nil, err
 	}
-	for name, s := range map[string]*series{DimInputTokens: &in, DimOutputTokens: &out, DimCostUSD: &cost, DimLatencyMS: &latency} {
+	for name, s := range map[string]*series{DimInputTokens: &r.in, DimOutputTokens: &r.out, DimCostUSD: &r.cost, DimLatencyMS: &r.latency} {
 		d := assess(s, opts.ZThreshold)
 		run.Dimensions[name] = d
 		run.TotalAnomalies += d.FlaggedEntries
 		run.Flagged = run.Flagged || d.Flagged
 	}
 	return run, nil
+}
+
+// minPart is the fewest entries readWindow gives a goroutine of its own.
+const minPart = 2000
+
+// readings are the values of the four dimensions in some entries.
+type readings struct{ in, out, cost, latency series }
+
+// read appends the values of entries, oldest first.
+func (r *readings) read(entries []WindowEntry) error {
+	attrs := make(map[string]any, len(regressionAttrs))
+	for _, e := range entries {
+		f, err := windowFacts(e.Body, attrs)
+		if err != nil {
+			return fmt.Errorf("regression: entry seq %d: %w", e.Seq, err)
+		}
+		if f.HasInputTokens {
+			r.in.add(e.Seq, float64(f.InputTokens))
+		}
+		if f.HasOutputTokens {
+			r.out.add(e.Seq, float64(f.OutputTokens))
+		}
+		if c, ok := CostOf(&f); ok {
+			r.cost.add(e.Seq, c)
+		}
+		if f.HasLatency {
+			r.latency.add(e.Seq, f.LatencyMS)
+		}
+	}
+	return nil
+}
+
+// readWindow reads the values of entries. Decoding the bodies is most of a run's time,
+// so a large window is read in parts, one goroutine each, joined in seq order; the
+// error of the oldest part failing is returned.
+func readWindow(entries []WindowEntry) (*readings, error) {
+	parts := min(runtime.GOMAXPROCS(0), len(entries)/minPart)
+	if parts <= 1 {
+		r := &readings{}
+		return r, r.read(entries)
+	}
+	rs, errs := make([]readings, parts), make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		part := entries[p*len(entries)/parts : (p+1)*len(entries)/parts]
+		wg.Go(func() { errs[p] = rs[p].read(part) })
+	}
+	wg.Wait()
+	r := &rs[0]
+	for p := range parts {
+		if errs[p] != nil {
+			return nil, errs[p]
+		}
+		if p > 0 {
+			for _, d := range [...]struct{ to, from *series }{{&r.in, &rs[p].in}, {&r.out, &rs[p].out}, {&r.cost, &rs[p].cost}, {&r.latency, &rs[p].latency}} {
+				d.to.seqs, d.to.values = append(d.to.seqs, d.from.seqs...), append(d.to.values, d.from.values...)
+			}
+		}
+	}
+	return r, nil
 }
 
 // assess tests every value of s against the figures of all of them.

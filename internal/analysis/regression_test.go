@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -356,6 +358,34 @@ func TestRegressRefusesABodyThatIsNotJSON(t *testing.T) {
 	e := entry(t, 3, 1, nil)
 	e.Body = []byte("{not json")
 	if _, err := Regress([]WindowEntry{e}, RegressionOptions{}); err == nil || !strings.Contains(err.Error(), "seq 3") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestReadWindowInParts: a large window, read in parts, gives the values in seq order
+// as one pass does, and the error of the oldest broken entry.
+func TestReadWindowInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	entries := make([]WindowEntry, 3*minPart+7)
+	for i := range entries {
+		seq := int64(i + 1)
+		attrs := map[string]any{AttrInputTokens: seq % 97, AttrRequestModel: "claude-sonnet-4"}
+		if seq%3 != 0 {
+			attrs[AttrOutputTokens] = seq % 89
+		}
+		entries[i] = entry(t, seq, seq%500, attrs)
+	}
+	var want readings
+	if err := want.read(entries); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readWindow(entries)
+	if err != nil || !reflect.DeepEqual(*got, want) || len(got.cost.seqs) != 2*minPart+5 {
+		t.Fatalf("read in parts differs (%v): %d input values, want %d", err, len(got.in.seqs), len(want.in.seqs))
+	}
+	entries[2*minPart+3].Body = []byte("{")
+	entries[3*minPart].Body = []byte("[")
+	if _, err := readWindow(entries); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("seq %d:", 2*minPart+4)) {
 		t.Errorf("got %v", err)
 	}
 }
