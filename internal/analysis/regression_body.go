@@ -116,6 +116,12 @@ func (s *bodyScanner) str() (plain, ok bool) {
 	}
 	plain = true
 	for s.i < len(s.b) {
+		for s.i < len(s.b) && plainByte[s.b[s.i]] { // the common case, in a tight loop
+			s.i++
+		}
+		if s.i == len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		s.i++
 		switch {
@@ -257,6 +263,15 @@ func decodeScanned(raw []byte, plain bool) (any, bool) {
 	}
 	return false, true
 }
+
+// plainByte marks the bytes a string holds as they are: ASCII, neither a control
+// character nor '"' nor '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // isHex reports whether c is a hexadecimal digit.
 func isHex(c byte) bool {

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
@@ -34,47 +37,66 @@ const MaxRegressionHistory = 1000
 // such run.
 var ErrNoRegressionRun = errors.New("no such regression run")
 
-// selectWindow reads what a regression run needs of the rows from a seq on: nothing
-// but the seq and the body, through the primary key.
-const selectWindow = `SELECT seq, canonical_body FROM chain WHERE seq >= ? ORDER BY seq`
+// selectWindow reads what a regression run needs of some rows: nothing but the seq and
+// the body, through the primary key.
+const selectWindow = `SELECT seq, canonical_body FROM chain WHERE seq BETWEEN ? AND ? ORDER BY seq`
+
+// minWindowPart is the fewest rows RegressionWindow reads in a goroutine of its own.
+const minWindowPart = 2000
 
 // RegressionWindow returns the seq and canonical body of the entries with the last n
-// seqs of the chain, oldest first, in one read transaction: the last n entries of an
-// unbroken chain. It reads no other row and no other column, and checks nothing. n must
-// be positive.
+// seqs of the chain, oldest first: the last n entries of an unbroken chain. It reads no
+// other row and no other column, and checks nothing. A large window is read in parts,
+// one read transaction and goroutine each (one per core): the rows up to the last seq,
+// read first, never change. n must be positive.
 func (s *Store) RegressionWindow(ctx context.Context, n int) ([]analysis.WindowEntry, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("read the regression window: n is %d, want a positive number", n)
 	}
+	last, err := s.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if last == 0 {
+		return []analysis.WindowEntry{}, nil
+	}
+	first := max(1, last-int64(n)+1)
+	size := last - first + 1
+	parts := max(1, min(int64(runtime.GOMAXPROCS(0)), size/minWindowPart))
+	rows, errs := make([][]analysis.WindowEntry, parts), make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := first+p*size/parts, first+(p+1)*size/parts-1
+		wg.Go(func() { rows[p], errs[p] = s.windowRows(ctx, lo, hi) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
+	}
+	return slices.Concat(rows...), nil
+}
+
+// windowRows reads the seq and body of the rows from lo to hi, in one read transaction.
+func (s *Store) windowRows(ctx context.Context, lo, hi int64) ([]analysis.WindowEntry, error) {
 	tx, err := s.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
-	last, err := lastSeq(ctx, tx)
+	rows, err := tx.QueryContext(ctx, selectWindow, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]analysis.WindowEntry, 0, min(int64(n), max(last, 0)))
-	if last == 0 {
-		return out, nil
-	}
-	rows, err := tx.QueryContext(ctx, selectWindow, max(1, last-int64(n)+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
-	}
 	defer func() { _ = rows.Close() }()
+	out := make([]analysis.WindowEntry, 0, hi-lo+1)
 	for rows.Next() {
 		var e analysis.WindowEntry
 		if err := rows.Scan(&e.Seq, &e.Body); err != nil {
-			return nil, fmt.Errorf("read the last %d entries: %w", n, err)
+			return nil, err
 		}
 		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // SaveRegression stores run under the next id, which it sets in run.ID. It needs a

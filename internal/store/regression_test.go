@@ -7,6 +7,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,28 @@ func TestLegacyRunsStillRead(t *testing.T) {
 		in == nil || in.Stdev != 2 || len(in.AnomaliesZ) != 1 || in.AnomaliesZ[0] != (analysis.ZAnomaly{Seq: 10, Value: 900, Z: 447.5}) ||
 		len(in.AnomaliesIQR) != 1 || in.AnomaliesIQR[0].Seq != 10 || old.Dimensions[analysis.DimCostUSD].Flagged {
 		t.Errorf("legacy run: %+v, input %+v", old, in)
+	}
+}
+
+// TestRegressionWindowInParts: a large window, read in parts, is every row of the window
+// once, in seq order.
+func TestRegressionWindowInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	s, _ := newStore(t)
+	sealed := seal(t, s, 3*minWindowPart+20, 1000)
+	for _, n := range []int{2 * minWindowPart, 3*minWindowPart + 1, 10 * minWindowPart} {
+		got, err := s.RegressionWindow(t.Context(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sealed[max(0, len(sealed)-n):]
+		if len(got) != len(want) {
+			t.Fatalf("n %d: %d entries, want %d", n, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Seq != want[i].Seq || !bytes.Equal(got[i].Body, want[i].CanonicalBody) {
+				t.Fatalf("n %d: entry %d is seq %d, want %d", n, i, got[i].Seq, want[i].Seq)
+			}
+		}
 	}
 }
