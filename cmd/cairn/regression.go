@@ -19,18 +19,72 @@ import (
 // drift (3) from a failure to run (1).
 const ExitDrift = ExitMismatch
 
-// driftError reports a run that flagged a dimension. It wraps protocol.ErrMismatch, which
-// exitCode maps to ExitDrift.
-type driftError struct{ run *analysis.Run }
+// maxSampleSeqs is how many flagged seqs the summary line shows per dimension: the newest.
+const maxSampleSeqs = 5
 
-func (e driftError) Error() string {
-	var names []string
-	for _, d := range e.run.Dimensions {
-		if d.Flagged {
-			names = append(names, d.Name)
+// regressionSummary is the line cairn regression prints for a run: what an hourly cron
+// job appends to a log file.
+type regressionSummary struct {
+	// RanAt, Window and ZThreshold are the run's; RunID its id, 0 when not saved.
+	RanAt      time.Time `json:"ran_at"`
+	RunID      int64     `json:"run_id"`
+	Saved      bool      `json:"saved"`
+	Window     int       `json:"window"`
+	ZThreshold float64   `json:"z_threshold"`
+	// EntriesConsidered, FirstSeq and LastSeq say which entries were examined.
+	EntriesConsidered int   `json:"entries_considered"`
+	FirstSeq          int64 `json:"first_seq"`
+	LastSeq           int64 `json:"last_seq"`
+	// DimensionsChecked are the dimensions tested; DimensionsInsufficient those with too
+	// few values to be.
+	DimensionsChecked      []string `json:"dimensions_checked"`
+	DimensionsInsufficient []string `json:"dimensions_insufficient"`
+	// Anomalies counts the entries flagged per dimension (every dimension is listed);
+	// TotalAnomalies is their sum.
+	Anomalies      map[string]int `json:"anomalies"`
+	TotalAnomalies int            `json:"total_anomalies"`
+	// SampleSeqs lists, for each flagged dimension, its newest flagged seqs (at most
+	// maxSampleSeqs), ascending.
+	SampleSeqs map[string][]int64 `json:"sample_seqs"`
+}
+
+// summarizeRun builds the summary line of run.
+func summarizeRun(run *analysis.Run) regressionSummary {
+	sum := regressionSummary{RanAt: run.RanAt, RunID: run.ID, Saved: run.ID != 0, Window: run.Window, ZThreshold: run.ZThreshold,
+		EntriesConsidered: run.EntriesConsidered, FirstSeq: run.FirstSeq, LastSeq: run.LastSeq,
+		DimensionsChecked: []string{}, DimensionsInsufficient: []string{}, Anomalies: map[string]int{},
+		TotalAnomalies: run.TotalAnomalies, SampleSeqs: map[string][]int64{}}
+	for _, name := range analysis.Dimensions {
+		d := run.Dimensions[name]
+		if d == nil {
+			continue
+		}
+		if d.Status == analysis.StatusOK {
+			sum.DimensionsChecked = append(sum.DimensionsChecked, name)
+		} else {
+			sum.DimensionsInsufficient = append(sum.DimensionsInsufficient, name)
+		}
+		sum.Anomalies[name] = d.FlaggedEntries
+		if seqs := d.FlaggedSeqs(); len(seqs) > 0 {
+			sum.SampleSeqs[name] = seqs[max(0, len(seqs)-maxSampleSeqs):]
 		}
 	}
-	return fmt.Sprintf("regression run %d flagged %s at seq %d", e.run.ID, strings.Join(names, ", "), e.run.LastSeq)
+	return sum
+}
+
+// driftError reports a run that flagged a dimension. It wraps protocol.ErrMismatch, which
+// exitCode maps to ExitDrift.
+type driftError struct{ sum regressionSummary }
+
+func (e driftError) Error() string {
+	var parts []string
+	for _, name := range analysis.Dimensions {
+		if seqs := e.sum.SampleSeqs[name]; len(seqs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (seq %s)", name, e.sum.Anomalies[name], strings.Trim(fmt.Sprint(seqs), "[]")))
+		}
+	}
+	return fmt.Sprintf("regression over seq %d to %d found %d anomalies: %s",
+		e.sum.FirstSeq, e.sum.LastSeq, e.sum.TotalAnomalies, strings.Join(parts, ", "))
 }
 
 func (e driftError) Unwrap() error { return protocol.ErrMismatch }
@@ -41,16 +95,26 @@ func newRegressionCommand() *cobra.Command {
 	var noSave bool
 	cmd := &cobra.Command{
 		Use:   "regression",
-		Short: "Test the chain's latest call for drift against its recent window, and save the run",
-		Long: `Test whether the latest call is an outlier against the window of calls before it, for
-input tokens, output tokens, cost (gen_ai.usage.cost_usd or cairn.cost_usd) and latency.
-A dimension is flagged when |z| (sample standard deviation) exceeds --z-threshold, or
-when the value lies outside Tukey's fences Q1 − 1.5·IQR, Q3 + 1.5·IQR (quartiles by
-linear interpolation); it needs at least 4 earlier values. The run is saved in the
-chain's database (table regression_runs), which needs the HMAC secret, and printed as
-JSON. With --no-save nothing is written and the secret is not needed.
+		Short: "Examine the chain's recent window for drift, save the run and print a one-line summary",
+		Long: `Examine every entry of the chain's last --window entries on input tokens, output tokens,
+cost and latency. Each value is tested against the mean, sample standard deviation and
+quartiles (linear interpolation) of the window's values of its dimension: it is a z
+anomaly when |z| exceeds --z-threshold, an IQR anomaly when it lies outside
+Q1 − 1.5·IQR or Q3 + 1.5·IQR; a dimension needs at least 5 values to be tested. Cost is
+the span's gen_ai.usage.cost_usd (or cairn.cost_usd), else computed from the model's list
+price and both token counts.
 
-Exit status: 0 nothing flagged, 3 a dimension flagged, 1 the run failed, 2 bad arguments.`,
+The run is saved in the chain's database (table regression_runs; cairn serve lists it
+under GET /api/regression/history), which needs the HMAC secret. With --no-save nothing
+is written and the secret is not needed. Either way one JSON line is printed: ran_at,
+run_id (0 when not saved), window, the entries examined, dimensions_checked, anomalies
+per dimension, total_anomalies and sample_seqs (the newest 5 flagged seqs of each flagged
+dimension). Meant for a cron line appending to a log file, e.g.
+
+  0 * * * * cairn regression --db /var/lib/cairn/chain.db --secret-file /etc/cairn/secret >> /var/log/cairn-regression.log
+
+Exit status: 0 nothing flagged, 3 anomalies found (the line is printed, and the
+anomalies are named on stderr), 1 the run failed, 2 bad arguments.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -67,30 +131,26 @@ Exit status: 0 nothing flagged, 3 a dimension flagged, 1 the run failed, 2 bad a
 			defer func() { _ = s.Close() }()
 			var run *analysis.Run
 			if noSave {
-				started := time.Now().UTC()
-				entries, err := s.TailEntries(cmd.Context(), opts.Window)
-				if err != nil {
-					return err
-				}
-				if run, err = analysis.Regress(entries, opts); err != nil {
-					return err
-				}
-				run.StartedAt = started
-			} else if run, err = analysis.RunRegression(cmd.Context(), s, opts); err != nil {
+				run, err = analysis.RegressWindow(cmd.Context(), s, opts)
+			} else {
+				run, err = analysis.RunRegression(cmd.Context(), s, opts)
+			}
+			if err != nil {
 				return err
 			}
-			if err := writeIndentedJSON(cmd.OutOrStdout(), run); err != nil {
+			sum := summarizeRun(run)
+			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(sum); err != nil {
 				return err
 			}
 			if run.Flagged {
-				return driftError{run}
+				return driftError{sum}
 			}
 			return nil
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().IntVar(&opts.Window, "window", analysis.DefaultWindow, "how many of the chain's last entries to read")
-	cmd.Flags().Float64Var(&opts.ZThreshold, "z-threshold", analysis.DefaultZThreshold, "flag when |z| exceeds this")
+	cmd.Flags().IntVar(&opts.Window, "window", analysis.DefaultWindow, "how many of the chain's last entries to examine")
+	cmd.Flags().Float64Var(&opts.ZThreshold, "z-threshold", analysis.DefaultZThreshold, "an entry is a z anomaly when |z| exceeds this")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not save the run (the secret is then not needed)")
 	return cmd
 }

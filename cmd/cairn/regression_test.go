@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -45,36 +46,53 @@ func TestRegressionCommand(t *testing.T) {
 	if _, err := runCairn(t, append([]string{"chain", "seal", "--file", tokenSpans(t, dir, "a.jsonl", 1, ordinary...)}, withSecret...)...); err != nil {
 		t.Fatal(err)
 	}
-	regression := func(args ...string) (*analysis.Run, int, error) {
+	// regression runs the command and decodes its one line of output.
+	regression := func(args ...string) (regressionSummary, int, error) {
 		t.Helper()
 		out, err := runCairn(t, append([]string{"regression"}, args...)...)
-		var run analysis.Run
-		if jerr := json.Unmarshal([]byte(out), &run); jerr != nil && err == nil {
-			t.Fatalf("output is not a run: %v\n%s", jerr, out)
+		var sum regressionSummary
+		if out == "" && err != nil {
+			return sum, exitCode(err), err
 		}
-		return &run, exitCode(err), err
+		if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(lines) != 1 {
+			t.Fatalf("%d lines of output, want one:\n%s", len(lines), out)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if jerr := dec.Decode(&sum); jerr != nil {
+			t.Fatalf("output is not a summary: %v\n%s", jerr, out)
+		}
+		return sum, exitCode(err), err
 	}
 
-	run, code, err := regression(append(withSecret, "--window", "20")...)
-	if code != ExitOK || run.ID != 1 || run.Flagged || run.EntriesConsidered != 20 || run.Window != 20 {
-		t.Fatalf("ordinary chain: exit %d (%v), run %+v", code, err, run)
+	sum, code, err := regression(append(withSecret, "--window", "20")...)
+	want := regressionSummary{RanAt: sum.RanAt, RunID: 1, Saved: true, Window: 20, ZThreshold: 3, EntriesConsidered: 20, FirstSeq: 1, LastSeq: 20,
+		DimensionsChecked:      []string{analysis.DimInputTokens, analysis.DimOutputTokens, analysis.DimLatencyMS},
+		DimensionsInsufficient: []string{analysis.DimCostUSD}, // gpt-4o has no price and the spans record no cost
+		Anomalies:              map[string]int{analysis.DimInputTokens: 0, analysis.DimOutputTokens: 0, analysis.DimCostUSD: 0, analysis.DimLatencyMS: 0},
+		SampleSeqs:             map[string][]int64{}}
+	if code != ExitOK || sum.RanAt.IsZero() || !reflect.DeepEqual(sum, want) {
+		t.Fatalf("ordinary chain: exit %d (%v)\n got %+v\nwant %+v", code, err, sum, want)
 	}
 
-	if _, err := runCairn(t, append([]string{"chain", "seal", "--file", tokenSpans(t, dir, "b.jsonl", 21, 9000)}, withSecret...)...); err != nil {
+	// An outlier at seq 21, in the middle of a window of 10 (seq 17 to 26).
+	if _, err := runCairn(t, append([]string{"chain", "seal", "--file", tokenSpans(t, dir, "b.jsonl", 21, 9000, 201, 202, 203, 204, 200)}, withSecret...)...); err != nil {
 		t.Fatal(err)
 	}
-	run, code, err = regression(append(withSecret, "--z-threshold", "3.0")...)
-	if code != ExitDrift || run.ID != 2 || !run.Flagged || !strings.Contains(err.Error(), "output_tokens") {
-		t.Fatalf("drift: exit %d (%v), run %+v", code, err, run)
+	sum, code, err = regression(append(withSecret, "--window", "10", "--z-threshold", "2.5")...)
+	if code != ExitDrift || sum.RunID != 2 || sum.TotalAnomalies != 1 || sum.Anomalies[analysis.DimOutputTokens] != 1 ||
+		!reflect.DeepEqual(sum.SampleSeqs, map[string][]int64{analysis.DimOutputTokens: {21}}) || sum.FirstSeq != 17 || sum.LastSeq != 26 ||
+		!strings.Contains(err.Error(), "output_tokens 1 (seq 21)") {
+		t.Fatalf("drift: exit %d (%v), %+v", code, err, sum)
 	}
 
 	// --no-save needs no secret and writes nothing.
-	run, code, _ = regression("--db", db, "--no-save")
-	if code != ExitDrift || run.ID != 0 || run.StartedAt.IsZero() {
-		t.Fatalf("--no-save: exit %d, run %+v", code, run)
+	sum, code, _ = regression("--db", db, "--no-save", "--window", "10")
+	if code != ExitDrift || sum.RunID != 0 || sum.Saved || sum.RanAt.IsZero() || sum.TotalAnomalies != 1 {
+		t.Fatalf("--no-save: exit %d, %+v", code, sum)
 	}
-	if run, _, _ = regression(withSecret...); run.ID != 3 {
-		t.Fatalf("the run after --no-save has id %d, want 3", run.ID)
+	if sum, _, _ = regression(withSecret...); sum.RunID != 3 {
+		t.Fatalf("the run after --no-save has id %d, want 3", sum.RunID)
 	}
 
 	for name, c := range map[string]struct {
@@ -92,5 +110,18 @@ func TestRegressionCommand(t *testing.T) {
 				t.Errorf("exit %d, want %d (%v)", code, c.want, err)
 			}
 		})
+	}
+}
+
+// TestSampleSeqsKeepTheNewest: a dimension with more flagged entries than the line shows
+// lists its newest ones.
+func TestSampleSeqsKeepTheNewest(t *testing.T) {
+	d := &analysis.Dimension{FlaggedEntries: 7, Flagged: true}
+	for seq := int64(1); seq <= 7; seq++ {
+		d.AnomaliesIQR = append(d.AnomaliesIQR, analysis.IQRAnomaly{Seq: seq * 10})
+	}
+	sum := summarizeRun(&analysis.Run{Dimensions: map[string]*analysis.Dimension{analysis.DimLatencyMS: d}, TotalAnomalies: 7})
+	if got := sum.SampleSeqs[analysis.DimLatencyMS]; !reflect.DeepEqual(got, []int64{30, 40, 50, 60, 70}) || sum.Anomalies[analysis.DimLatencyMS] != 7 {
+		t.Errorf("sample %v, anomalies %v", got, sum.Anomalies)
 	}
 }

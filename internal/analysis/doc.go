@@ -2,10 +2,10 @@
 // chain: regression (drift) of token counts, cost and latency, and energy and CO2
 // estimates. It reads span bodies (pkg/protocol) and never calls a model.
 //
-// Regression: for each dimension (input_tokens, output_tokens, cost_usd, latency_ms) the
-// newest value in a window of recent entries is tested against the window's earlier
-// values with a z-score (sample standard deviation) and Tukey's IQR fences (quartiles by
-// linear interpolation); see Regress. RunRegression reads the window from a Chain and
+// Regression: for each dimension (input_tokens, output_tokens, cost_usd, latency_ms)
+// every value in a window of recent entries is tested against the mean, sample standard
+// deviation and quartiles (linear interpolation) of the window's values, with a z-score
+// and Tukey's IQR fences; see Regress. RunRegression reads the window from a Chain and
 // persists the run there; *store.Store is such a Chain.
 //
 // Energy: Wh = tokens/1000 · rate[model] and CO2 g = Wh/1000 · intensity[region], with

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
-
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // ErrInvalidInput marks an error in what a caller asked for (options, a request body), as
@@ -20,17 +20,17 @@ const (
 	DefaultWindow = 100
 	// DefaultZThreshold is the |z| above which the z-score test fires.
 	DefaultZThreshold = 3.0
-	// MinBaseline is the fewest earlier values a dimension needs to be tested; with
-	// fewer it reports StatusInsufficientData.
-	MinBaseline = 4
-	// MaxWindow bounds Window.
+	// MinValues is the fewest values a dimension needs in the window to be tested; with
+	// fewer it reports StatusInsufficientData and no anomalies.
+	MinValues = 5
+	// MinWindow and MaxWindow bound Window.
+	MinWindow = MinValues
 	MaxWindow = 100_000
 	// IQRFactor sets Tukey's fences: Q1 − 1.5·IQR and Q3 + 1.5·IQR.
 	IQRFactor = 1.5
 )
 
-// The dimensions a run tests, in the order a Run lists them; SpanFacts says where each
-// value comes from.
+// The dimensions a run tests; SpanFacts and CostOf say where each value comes from.
 const (
 	DimInputTokens  = "input_tokens"
 	DimOutputTokens = "output_tokens"
@@ -38,12 +38,15 @@ const (
 	DimLatencyMS    = "latency_ms"
 )
 
+// Dimensions lists the dimensions a run tests.
+var Dimensions = []string{DimInputTokens, DimOutputTokens, DimCostUSD, DimLatencyMS}
+
 // Dimension statuses.
 const (
 	// StatusOK: the dimension was tested.
 	StatusOK = "ok"
-	// StatusInsufficientData: the window holds fewer than MinBaseline values besides
-	// the newest, and nothing was tested.
+	// StatusInsufficientData: the window holds fewer than MinValues values of the
+	// dimension, and nothing was tested.
 	StatusInsufficientData = "insufficient_data"
 )
 
@@ -56,7 +59,7 @@ type RegressionOptions struct {
 }
 
 // Complete returns o with the defaults filled in, or an error wrapping ErrInvalidInput
-// when a value is out of range: Window must be from MinBaseline+1 to MaxWindow, and
+// when a value is out of range: Window must be from MinWindow to MaxWindow, and
 // ZThreshold finite and positive.
 func (o RegressionOptions) Complete() (RegressionOptions, error) {
 	if o.Window == 0 {
@@ -65,8 +68,8 @@ func (o RegressionOptions) Complete() (RegressionOptions, error) {
 	if o.ZThreshold == 0 {
 		o.ZThreshold = DefaultZThreshold
 	}
-	if o.Window < MinBaseline+1 || o.Window > MaxWindow {
-		return o, fmt.Errorf("%w: window %d: want %d to %d entries", ErrInvalidInput, o.Window, MinBaseline+1, MaxWindow)
+	if o.Window < MinWindow || o.Window > MaxWindow {
+		return o, fmt.Errorf("%w: window %d: want %d to %d entries", ErrInvalidInput, o.Window, MinWindow, MaxWindow)
 	}
 	if !(o.ZThreshold > 0) || math.IsInf(o.ZThreshold, 0) {
 		return o, fmt.Errorf("%w: z_threshold %v: want a positive number", ErrInvalidInput, o.ZThreshold)
@@ -78,72 +81,131 @@ func (o RegressionOptions) Complete() (RegressionOptions, error) {
 type Run struct {
 	// ID numbers the run where it is stored; 0 until then.
 	ID int64 `json:"id"`
-	// StartedAt is when the run began, in UTC.
-	StartedAt time.Time `json:"started_at"`
-	// Window and ZThreshold are the options the run used; MinBaseline the constant.
-	Window      int     `json:"window"`
-	ZThreshold  float64 `json:"z_threshold"`
-	MinBaseline int     `json:"min_baseline"`
+	// RanAt is when the run began, in UTC.
+	RanAt time.Time `json:"ran_at"`
+	// Window and ZThreshold are the options the run used; MinValues the constant.
+	Window     int     `json:"window"`
+	ZThreshold float64 `json:"z_threshold"`
+	MinValues  int     `json:"min_values"`
 	// EntriesConsidered is how many entries were read: at most Window. FirstSeq and
 	// LastSeq are the first and last of them (0 when the chain is empty).
 	EntriesConsidered int   `json:"entries_considered"`
 	FirstSeq          int64 `json:"first_seq"`
 	LastSeq           int64 `json:"last_seq"`
-	// Dimensions holds one result per dimension, in the order of the Dim constants.
-	Dimensions []Dimension `json:"dimensions"`
+	// Dimensions holds one result per name of Dimensions.
+	Dimensions map[string]*Dimension `json:"dimensions"`
+	// TotalAnomalies counts the anomalies of all dimensions: an entry flagged on one
+	// dimension counts once, whichever tests fired (the sum of FlaggedEntries).
+	TotalAnomalies int `json:"total_anomalies"`
 	// Flagged is true when any dimension is.
 	Flagged bool `json:"flagged"`
 }
 
-// Dimension is the test of one dimension: is the newest value (the candidate) an
-// outlier against the earlier values of the window (the baseline)?
-type Dimension struct {
-	// Name is one of the Dim constants; Status one of the Status constants.
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	// N is how many entries of the window carry the dimension: the baseline and the
-	// candidate.
-	N int `json:"n"`
-	// Seq is the candidate's entry; 0 when the window holds no value.
-	Seq int64 `json:"seq"`
-	// Stats is absent (nil) unless Status is StatusOK.
-	*Stats
-	// ZFlagged: |z| > the run's ZThreshold. IQRFlagged: the value is outside the fences.
-	// Flagged: either.
-	ZFlagged   bool `json:"z_flagged"`
-	IQRFlagged bool `json:"iqr_flagged"`
-	Flagged    bool `json:"flagged"`
+// FlaggedDimensions returns the names of the flagged dimensions, in the order of
+// Dimensions.
+func (r *Run) FlaggedDimensions() []string {
+	var names []string
+	for _, name := range Dimensions {
+		if d := r.Dimensions[name]; d != nil && d.Flagged {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
-// Stats are the figures of a tested dimension. Mean, StdDev and the quartiles describe
-// the baseline, which excludes the candidate.
-type Stats struct {
-	// Value is the candidate.
-	Value float64 `json:"value"`
+// Dimension is the test of one dimension over the window: every value is tested against
+// the mean, standard deviation and quartiles of all the window's values of the
+// dimension, its own included.
+type Dimension struct {
+	// Mean and Stdev (the sample standard deviation, dividing by n−1) are those of the
+	// window's values; 0 when there are too few (none, or one for Stdev).
 	Mean  float64 `json:"mean"`
-	// StdDev is the baseline's sample standard deviation (dividing by n−1).
-	StdDev float64 `json:"stddev"`
-	// Z is (Value − Mean) / StdDev; nil when StdDev is 0, as z is then undefined and the
-	// z-score test does not fire (the IQR test still may).
-	Z *float64 `json:"z"`
-	// Q1 and Q3 are the baseline's quartiles by linear interpolation (see quantile),
-	// IQR = Q3 − Q1, and the fences are Q1 − 1.5·IQR and Q3 + 1.5·IQR.
+	Stdev float64 `json:"stdev"`
+	// AnomaliesZ lists the entries whose |z| exceeds the run's ZThreshold, and
+	// AnomaliesIQR those outside the fences, in seq order; empty when untested.
+	AnomaliesZ   []ZAnomaly   `json:"anomalies_z"`
+	AnomaliesIQR []IQRAnomaly `json:"anomalies_iqr"`
+
+	// Status is one of the Status constants.
+	Status string `json:"status"`
+	// N is how many entries of the window carry the dimension.
+	N int `json:"n"`
+	// Q1 and Q3 are the quartiles by linear interpolation (see quantile), IQR = Q3 − Q1,
+	// and the fences are Q1 − 1.5·IQR and Q3 + 1.5·IQR; all 0 when untested.
 	Q1         float64 `json:"q1"`
 	Q3         float64 `json:"q3"`
 	IQR        float64 `json:"iqr"`
 	LowerFence float64 `json:"lower_fence"`
 	UpperFence float64 `json:"upper_fence"`
+	// FlaggedEntries counts the entries either test flagged; Flagged is FlaggedEntries > 0.
+	FlaggedEntries int  `json:"flagged_entries"`
+	Flagged        bool `json:"flagged"`
 }
 
-// Regress tests the newest value of each dimension against the earlier values of
-// entries (oldest first; when there are more than the window, the last Window are used).
-// An entry lacking a dimension is skipped for that dimension alone. This is the usual
-// drift-detection question, "is the latest call an outlier against the recent window";
-// a dimension with fewer than MinBaseline earlier values reports StatusInsufficientData.
+// FlaggedSeqs returns the seqs either test flagged, ascending, each once.
+func (d *Dimension) FlaggedSeqs() []int64 {
+	seqs := make([]int64, 0, d.FlaggedEntries)
+	z, q := d.AnomaliesZ, d.AnomaliesIQR
+	for len(z) > 0 || len(q) > 0 { // both lists are in seq order: merge them
+		switch {
+		case len(q) == 0 || (len(z) > 0 && z[0].Seq < q[0].Seq):
+			seqs, z = append(seqs, z[0].Seq), z[1:]
+		case len(z) == 0 || q[0].Seq < z[0].Seq:
+			seqs, q = append(seqs, q[0].Seq), q[1:]
+		default: // the same entry in both
+			seqs, z, q = append(seqs, z[0].Seq), z[1:], q[1:]
+		}
+	}
+	return seqs
+}
+
+// ZAnomaly is an entry whose value lies more than the threshold from the mean, in
+// standard deviations.
+type ZAnomaly struct {
+	Seq   int64   `json:"seq"`
+	Value float64 `json:"value"`
+	Z     float64 `json:"z"`
+}
+
+// IQRAnomaly is an entry whose value lies outside Tukey's fences.
+type IQRAnomaly struct {
+	Seq   int64   `json:"seq"`
+	Value float64 `json:"value"`
+}
+
+// WindowEntry is what a run reads of one chain entry: its seq and canonical body.
+type WindowEntry struct {
+	Seq  int64
+	Body []byte
+}
+
+// series is the values of one dimension in the window, with the seq of each.
+type series struct {
+	seqs   []int64
+	values []float64
+}
+
+func (s *series) add(seq int64, v float64) {
+	s.seqs = append(s.seqs, seq)
+	s.values = append(s.values, v)
+}
+
+// Regress tests every entry of the window, on every dimension, with both tests: the
+// z-score (|z| > ZThreshold, z from the mean and sample standard deviation of the
+// window's values) and Tukey's IQR fences (quartiles by linear interpolation). entries
+// are oldest first; when there are more than the window, the last Window are used. An
+// entry lacking a dimension (see SpanFacts and CostOf) is skipped for that dimension
+// alone, and a dimension with fewer than MinValues values is not tested.
 //
-// The returned Run has neither ID nor StartedAt. Regress fails on invalid options
-// (ErrInvalidInput) and on an entry whose body is not JSON.
-func Regress(entries []protocol.Entry, opts RegressionOptions) (*Run, error) {
+// The mean, standard deviation and quartiles include the values they test: an outlier
+// pulls the mean towards it and widens the deviation, so with n values no |z| can exceed
+// (n−1)/√n (3.18 for 12 values). The IQR test, whose quartiles barely move, is the
+// robust one of the two.
+//
+// It takes time linear in the window, plus one sort per dimension. The returned Run has
+// neither ID nor RanAt. Regress fails on invalid options (ErrInvalidInput) and on an
+// entry whose body is not JSON.
+func Regress(entries []WindowEntry, opts RegressionOptions) (*Run, error) {
 	opts, err := opts.Complete()
 	if err != nil {
 		return nil, err
@@ -151,78 +213,147 @@ func Regress(entries []protocol.Entry, opts RegressionOptions) (*Run, error) {
 	if len(entries) > opts.Window {
 		entries = entries[len(entries)-opts.Window:]
 	}
-	run := &Run{Window: opts.Window, ZThreshold: opts.ZThreshold, MinBaseline: MinBaseline, EntriesConsidered: len(entries)}
+	run := &Run{Window: opts.Window, ZThreshold: opts.ZThreshold, MinValues: MinValues, EntriesConsidered: len(entries),
+		Dimensions: make(map[string]*Dimension, len(Dimensions))}
 	if len(entries) > 0 {
 		run.FirstSeq, run.LastSeq = entries[0].Seq, entries[len(entries)-1].Seq
 	}
-	names := [...]string{DimInputTokens, DimOutputTokens, DimCostUSD, DimLatencyMS}
-	var values [len(names)][]float64
-	var seqs [len(names)]int64 // the seq of each dimension's newest value
-	for i := range entries {
-		body, err := DecodeBody(entries[i].CanonicalBody)
-		if err != nil {
-			return nil, fmt.Errorf("regression: entry seq %d: %w", entries[i].Seq, err)
-		}
-		f := FactsOf(&body)
-		for d, v := range [...]struct {
-			value float64
-			ok    bool
-		}{{float64(f.InputTokens), f.HasInputTokens}, {float64(f.OutputTokens), f.HasOutputTokens},
-			{f.CostUSD, f.HasCost}, {f.LatencyMS, f.HasLatency}} {
-			if v.ok {
-				values[d] = append(values[d], v.value)
-				seqs[d] = entries[i].Seq
-			}
-		}
+	r, err := readWindow(entries)
+	if err != nil {
+		return nil, err
 	}
-	for d, name := range names {
-		dim := assess(name, values[d], opts.ZThreshold)
-		dim.Seq = seqs[d]
-		run.Dimensions = append(run.Dimensions, dim)
-		run.Flagged = run.Flagged || dim.Flagged
+	for name, s := range map[string]*series{DimInputTokens: &r.in, DimOutputTokens: &r.out, DimCostUSD: &r.cost, DimLatencyMS: &r.latency} {
+		d := assess(s, opts.ZThreshold)
+		run.Dimensions[name] = d
+		run.TotalAnomalies += d.FlaggedEntries
+		run.Flagged = run.Flagged || d.Flagged
 	}
 	return run, nil
 }
 
-// assess tests the last of values against the ones before it.
-func assess(name string, values []float64, zThreshold float64) Dimension {
-	dim := Dimension{Name: name, Status: StatusInsufficientData, N: len(values)}
-	if len(values) < MinBaseline+1 {
-		return dim
+// minPart is the fewest entries readWindow gives a goroutine of its own.
+const minPart = 2000
+
+// readings are the values of the four dimensions in some entries.
+type readings struct{ in, out, cost, latency series }
+
+// read appends the values of entries, oldest first.
+func (r *readings) read(entries []WindowEntry) error {
+	attrs := make(map[string]any, len(regressionAttrs))
+	for _, e := range entries {
+		f, err := windowFacts(e.Body, attrs)
+		if err != nil {
+			return fmt.Errorf("regression: entry seq %d: %w", e.Seq, err)
+		}
+		if f.HasInputTokens {
+			r.in.add(e.Seq, float64(f.InputTokens))
+		}
+		if f.HasOutputTokens {
+			r.out.add(e.Seq, float64(f.OutputTokens))
+		}
+		if c, ok := CostOf(&f); ok {
+			r.cost.add(e.Seq, c)
+		}
+		if f.HasLatency {
+			r.latency.add(e.Seq, f.LatencyMS)
+		}
 	}
-	x, baseline := values[len(values)-1], values[:len(values)-1]
-	s := summarize(baseline)
-	st := &Stats{Value: x, Mean: s.mean, StdDev: s.stdDev, Q1: s.q1, Q3: s.q3, IQR: s.iqr,
-		LowerFence: s.q1 - IQRFactor*s.iqr, UpperFence: s.q3 + IQRFactor*s.iqr}
-	if !s.allEqual && s.stdDev > 0 {
-		z := (x - s.mean) / s.stdDev
-		st.Z = &z
-		dim.ZFlagged = math.Abs(z) > zThreshold
+	return nil
+}
+
+// readWindow reads the values of entries. Decoding the bodies is most of a run's time,
+// so a large window is read in parts, one goroutine each, joined in seq order; the
+// error of the oldest part failing is returned.
+func readWindow(entries []WindowEntry) (*readings, error) {
+	parts := min(runtime.GOMAXPROCS(0), len(entries)/minPart)
+	if parts <= 1 {
+		r := &readings{}
+		return r, r.read(entries)
 	}
-	dim.IQRFlagged = x < st.LowerFence || x > st.UpperFence
-	dim.Flagged = dim.ZFlagged || dim.IQRFlagged
-	dim.Status, dim.Stats = StatusOK, st
-	return dim
+	rs, errs := make([]readings, parts), make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		part := entries[p*len(entries)/parts : (p+1)*len(entries)/parts]
+		wg.Go(func() { errs[p] = rs[p].read(part) })
+	}
+	wg.Wait()
+	r := &rs[0]
+	for p := range parts {
+		if errs[p] != nil {
+			return nil, errs[p]
+		}
+		if p > 0 {
+			for _, d := range [...]struct{ to, from *series }{{&r.in, &rs[p].in}, {&r.out, &rs[p].out}, {&r.cost, &rs[p].cost}, {&r.latency, &rs[p].latency}} {
+				d.to.seqs, d.to.values = append(d.to.seqs, d.from.seqs...), append(d.to.values, d.from.values...)
+			}
+		}
+	}
+	return r, nil
+}
+
+// assess tests every value of s against the figures of all of them.
+func assess(s *series, zThreshold float64) *Dimension {
+	n := len(s.values)
+	d := &Dimension{Status: StatusInsufficientData, N: n, AnomaliesZ: []ZAnomaly{}, AnomaliesIQR: []IQRAnomaly{}}
+	if n == 0 {
+		return d
+	}
+	if n < MinValues {
+		d.Mean = mean(s.values)
+		if n > 1 {
+			d.Stdev = sampleStdDev(s.values, d.Mean)
+		}
+		return d
+	}
+	sum := summarize(s.values)
+	d.Status, d.Mean, d.Stdev = StatusOK, sum.mean, sum.stdDev
+	d.Q1, d.Q3, d.IQR = sum.q1, sum.q3, sum.iqr
+	d.LowerFence, d.UpperFence = sum.q1-IQRFactor*sum.iqr, sum.q3+IQRFactor*sum.iqr
+	for i, x := range s.values {
+		flagged := false
+		// With a spread of 0, z is undefined and the z-test does not fire.
+		if !sum.allEqual && sum.stdDev > 0 {
+			if z := (x - sum.mean) / sum.stdDev; math.Abs(z) > zThreshold {
+				d.AnomaliesZ = append(d.AnomaliesZ, ZAnomaly{Seq: s.seqs[i], Value: x, Z: z})
+				flagged = true
+			}
+		}
+		if x < d.LowerFence || x > d.UpperFence {
+			d.AnomaliesIQR = append(d.AnomaliesIQR, IQRAnomaly{Seq: s.seqs[i], Value: x})
+			flagged = true
+		}
+		if flagged {
+			d.FlaggedEntries++
+		}
+	}
+	d.Flagged = d.FlaggedEntries > 0
+	return d
+}
+
+// WindowReader reads a regression window; *store.Store implements it.
+type WindowReader interface {
+	// RegressionWindow returns the seq and body of the last n entries of the chain,
+	// oldest first, reading nothing else.
+	RegressionWindow(ctx context.Context, n int) ([]WindowEntry, error)
 }
 
 // Chain is what RunRegression needs of a chain store; *store.Store implements it.
 type Chain interface {
-	// TailEntries returns the last n entries of the chain, oldest first.
-	TailEntries(ctx context.Context, n int) ([]protocol.Entry, error)
+	WindowReader
 	// SaveRegression stores run and sets its ID.
 	SaveRegression(ctx context.Context, run *Run) error
 }
 
-// RunRegression reads the chain's last opts.Window entries, tests them with Regress,
-// stores the run in the chain's database and returns it. Invalid options fail with an
-// error wrapping ErrInvalidInput, before anything is read.
-func RunRegression(ctx context.Context, chain Chain, opts RegressionOptions) (*Run, error) {
+// RegressWindow reads the chain's last opts.Window entries and tests them with Regress,
+// saving nothing; the run has RanAt but no ID. Invalid options fail with an error
+// wrapping ErrInvalidInput, before anything is read.
+func RegressWindow(ctx context.Context, chain WindowReader, opts RegressionOptions) (*Run, error) {
 	opts, err := opts.Complete()
 	if err != nil {
 		return nil, err
 	}
-	started := time.Now().UTC()
-	entries, err := chain.TailEntries(ctx, opts.Window)
+	ranAt := time.Now().UTC()
+	entries, err := chain.RegressionWindow(ctx, opts.Window)
 	if err != nil {
 		return nil, fmt.Errorf("regression: %w", err)
 	}
@@ -230,7 +361,17 @@ func RunRegression(ctx context.Context, chain Chain, opts RegressionOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	run.StartedAt = started
+	run.RanAt = ranAt
+	return run, nil
+}
+
+// RunRegression is RegressWindow, then stores the run in the chain's database, which
+// sets its ID.
+func RunRegression(ctx context.Context, chain Chain, opts RegressionOptions) (*Run, error) {
+	run, err := RegressWindow(ctx, chain, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := chain.SaveRegression(ctx, run); err != nil {
 		return nil, fmt.Errorf("regression: %w", err)
 	}

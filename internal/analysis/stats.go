@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// summary is what the regression tests need to know of a baseline.
+// summary is what the regression tests need to know of a dimension's values.
 type summary struct {
 	mean, stdDev float64 // stdDev is the sample standard deviation (n−1)
 	q1, q3, iqr  float64

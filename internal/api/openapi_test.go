@@ -186,13 +186,14 @@ func TestOpenAPIDescribesEveryMember(t *testing.T) {
 					t.Errorf("%s requires %v, want %v", schemaName, got, want)
 				}
 			}
-			// The regression statistics are lifted from an embedded pointer: optional.
+			// Every member of a regression dimension is present, and its anomalies refer to their schemas.
 			dim := doc.Components.Schemas["RegressionDimension"].Value
-			if dim.Properties["z"] == nil || !dim.Properties["z"].Value.Nullable || slices.Contains(dim.Required, "mean") {
-				t.Errorf("RegressionDimension: z %+v, required %v", dim.Properties["z"], dim.Required)
+			if !slices.Contains(dim.Required, "mean") || !slices.Contains(dim.Required, "anomalies_z") ||
+				dim.Properties["anomalies_z"].Value.Items.Ref != "#/components/schemas/RegressionZAnomaly" {
+				t.Errorf("RegressionDimension: anomalies_z %+v, required %v", dim.Properties["anomalies_z"], dim.Required)
 			}
-			if at := doc.Components.Schemas["RegressionRun"].Value.Properties["started_at"].Value; at.Format != "date-time" {
-				t.Errorf("RegressionRun.started_at: format %q", at.Format)
+			if at := doc.Components.Schemas["RegressionRun"].Value.Properties["ran_at"].Value; at.Format != "date-time" {
+				t.Errorf("RegressionRun.ran_at: format %q", at.Format)
 			}
 		})
 	}

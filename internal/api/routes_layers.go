@@ -139,18 +139,13 @@ func regressionLayer(latest *analysis.Run) layer {
 	if latest == nil {
 		return layer{Name: "regression", State: layerAvailable, Detail: "no regression run saved yet: POST /api/regression/run makes one"}
 	}
-	var flagged []string
-	for _, d := range latest.Dimensions {
-		if d.Flagged {
-			flagged = append(flagged, d.Name)
-		}
-	}
+	flagged := latest.FlaggedDimensions()
 	verdict := "flagged nothing"
 	if len(flagged) > 0 {
 		verdict = "flagged " + strings.Join(flagged, ", ")
 	}
 	return layer{Name: "regression", State: layerActive, Detail: fmt.Sprintf("the latest run, %d of %s over seq %d to %d, %s",
-		latest.ID, latest.StartedAt.UTC().Format(time.RFC3339), latest.FirstSeq, latest.LastSeq, verdict)}
+		latest.ID, latest.RanAt.UTC().Format(time.RFC3339), latest.FirstSeq, latest.LastSeq, verdict)}
 }
 
 func energyLayer(loggedThrough int64) layer {

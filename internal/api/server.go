@@ -129,6 +129,7 @@ func (s *Server) groups(c *components) []group {
 		s.chainRoutes(c),
 		s.exportRoutes(c),
 		s.replayRoutes(c),
+		s.regressionRoutes(c),
 		s.analysisRoutes(c),
 		s.policyRoutes(c),
 		s.consensusRoutes(c),

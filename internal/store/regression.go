@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // This file keeps regression runs (internal/analysis) in the chain's database, in a
@@ -17,8 +19,9 @@ import (
 // it, and no hash covers it. The table is created by the first run saved, so files
 // written before it existed keep working, and readers find no runs in them.
 
-// regressionSchema creates the table of regression runs: the run's id, when it started
-// (RFC 3339 UTC) and the run as JSON (analysis.Run, its id included).
+// regressionSchema creates the table of regression runs: the run's id, when it ran
+// (RFC 3339 UTC) and the run as JSON (analysis.Run, its id included; runs saved before
+// issue 17 have another shape, which decodeRun converts).
 const regressionSchema = `CREATE TABLE IF NOT EXISTS regression_runs (
 	id         INTEGER PRIMARY KEY,
 	created_at TEXT NOT NULL,
@@ -34,30 +37,66 @@ const MaxRegressionHistory = 1000
 // such run.
 var ErrNoRegressionRun = errors.New("no such regression run")
 
-// TailEntries returns the entries with the last n seqs of the chain, oldest first, in
-// one read transaction: the last n entries of an unbroken chain. They are read as
-// stored, unchecked. n must be positive.
-func (s *Store) TailEntries(ctx context.Context, n int) ([]protocol.Entry, error) {
+// selectWindow reads what a regression run needs of some rows: nothing but the seq and
+// the body, through the primary key.
+const selectWindow = `SELECT seq, canonical_body FROM chain WHERE seq BETWEEN ? AND ? ORDER BY seq`
+
+// minWindowPart is the fewest rows RegressionWindow reads in a goroutine of its own.
+const minWindowPart = 2000
+
+// RegressionWindow returns the seq and canonical body of the entries with the last n
+// seqs of the chain, oldest first: the last n entries of an unbroken chain. It reads no
+// other row and no other column, and checks nothing. A large window is read in parts,
+// one read transaction and goroutine each (one per core): the rows up to the last seq,
+// read first, never change. n must be positive.
+func (s *Store) RegressionWindow(ctx context.Context, n int) ([]analysis.WindowEntry, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("read last entries: n is %d, want a positive number", n)
+		return nil, fmt.Errorf("read the regression window: n is %d, want a positive number", n)
 	}
+	last, err := s.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if last == 0 {
+		return []analysis.WindowEntry{}, nil
+	}
+	first := max(1, last-int64(n)+1)
+	size := last - first + 1
+	parts := max(1, min(int64(runtime.GOMAXPROCS(0)), size/minWindowPart))
+	rows, errs := make([][]analysis.WindowEntry, parts), make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := first+p*size/parts, first+(p+1)*size/parts-1
+		wg.Go(func() { rows[p], errs[p] = s.windowRows(ctx, lo, hi) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
+	}
+	return slices.Concat(rows...), nil
+}
+
+// windowRows reads the seq and body of the rows from lo to hi, in one read transaction.
+func (s *Store) windowRows(ctx context.Context, lo, hi int64) ([]analysis.WindowEntry, error) {
 	tx, err := s.readTx(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
-	last, err := lastSeq(ctx, tx)
+	rows, err := tx.QueryContext(ctx, selectWindow, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	if last == 0 {
-		return []protocol.Entry{}, nil
+	defer func() { _ = rows.Close() }()
+	out := make([]analysis.WindowEntry, 0, hi-lo+1)
+	for rows.Next() {
+		var e analysis.WindowEntry
+		if err := rows.Scan(&e.Seq, &e.Body); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
-	entries, err := readRows(ctx, tx, max(1, last-int64(n)+1), last)
-	if err != nil {
-		return nil, fmt.Errorf("read last %d entries: %w", n, err)
-	}
-	return entries, nil
+	return out, rows.Err()
 }
 
 // SaveRegression stores run under the next id, which it sets in run.ID. It needs a
@@ -97,7 +136,7 @@ func insertRegression(ctx context.Context, tx *sql.Tx, run *analysis.Run) (int64
 		return 0, fmt.Errorf("encode run: %w", err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO regression_runs (id, created_at, result) VALUES (?, ?, ?)`,
-		id, run.StartedAt.UTC().Format(time.RFC3339Nano), string(result))
+		id, run.RanAt.UTC().Format(time.RFC3339Nano), string(result))
 	return id, err
 }
 
@@ -157,9 +196,9 @@ func (s *Store) regressionRuns(ctx context.Context, query string, args ...any) (
 		if err := rows.Scan(&result); err != nil {
 			return nil, fmt.Errorf("read regression runs: %w", err)
 		}
-		run := new(analysis.Run)
-		if err := json.Unmarshal(result, run); err != nil {
-			return nil, fmt.Errorf("read regression runs: decode a run: %w", err)
+		run, err := decodeRun(result)
+		if err != nil {
+			return nil, fmt.Errorf("read regression runs: %w", err)
 		}
 		runs = append(runs, run)
 	}
