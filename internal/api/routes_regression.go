@@ -93,6 +93,7 @@ func (s *Server) regressionRoutes(c *components) group {
 				"The run is saved in the chain's database and returned. A flagged run is still a 200 answer.",
 			body:      jsonBody("The options; an empty body uses the defaults.", false, runReq),
 			responses: []response{jsonOK("The run, with its id.", run)}}},
+		s.seriesRoute(c),
 	}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,7 +61,17 @@ func (s *Store) RegressionWindow(ctx context.Context, n int) ([]analysis.WindowE
 	if last == 0 {
 		return []analysis.WindowEntry{}, nil
 	}
-	first := max(1, last-int64(n)+1)
+	entries, err := s.readRange(ctx, max(1, last-int64(n)+1), last)
+	if err != nil {
+		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
+	}
+	return entries, nil
+}
+
+// readRange reads the seq and body of the rows from first to last, in parts, one read
+// transaction and goroutine each (one per core): the rows up to the last seq, read
+// first, never change.
+func (s *Store) readRange(ctx context.Context, first, last int64) ([]analysis.WindowEntry, error) {
 	size := last - first + 1
 	parts := max(1, min(int64(runtime.GOMAXPROCS(0)), size/minWindowPart))
 	rows, errs := make([][]analysis.WindowEntry, parts), make([]error, parts)
@@ -71,7 +82,7 @@ func (s *Store) RegressionWindow(ctx context.Context, n int) ([]analysis.WindowE
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("read the last %d entries: %w", n, err)
+		return nil, err
 	}
 	return slices.Concat(rows...), nil
 }
@@ -216,4 +227,63 @@ func hasTable(ctx context.Context, tx *sql.Tx, name string) (bool, error) {
 		return false, fmt.Errorf("look for table %s: %w", name, err)
 	}
 	return n == 1, nil
+}
+
+// RegressionRange returns the seq and canonical body of the entries from seq first to
+// last, oldest first, as RegressionWindow reads them (in parts, one per core, for a
+// large range). It is how a chart reads again the window of a saved run. first must be
+// at least 1 and last at least first.
+func (s *Store) RegressionRange(ctx context.Context, first, last int64) ([]analysis.WindowEntry, error) {
+	if first < 1 || last < first {
+		return nil, fmt.Errorf("read entries %d to %d: not a range of seqs", first, last)
+	}
+	return s.readRange(ctx, first, last)
+}
+
+// Timestamps returns the timestamp_ns column of the entries with the given seqs, by
+// seq. A seq without an entry, or whose column is not an integer (only tampering makes
+// one), is left out.
+func (s *Store) Timestamps(ctx context.Context, seqs []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(seqs))
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	tx, err := s.readTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
+	const batch = 500
+	for start := 0; start < len(seqs); start += batch {
+		part := seqs[start:min(start+batch, len(seqs))]
+		args := make([]any, len(part))
+		for i, seq := range part {
+			args[i] = seq
+		}
+		q := "SELECT seq, timestamp_ns FROM chain WHERE seq IN (?" + strings.Repeat(",?", len(part)-1) + ")"
+		if err := scanTimestamps(ctx, tx, q, args, out); err != nil {
+			return nil, fmt.Errorf("read timestamps: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// scanTimestamps runs q and adds each (seq, integer timestamp_ns) row to out.
+func scanTimestamps(ctx context.Context, tx *sql.Tx, q string, args []any, out map[int64]int64) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var seq int64
+		var ts any
+		if err := rows.Scan(&seq, &ts); err != nil {
+			return err
+		}
+		if n, ok := ts.(int64); ok {
+			out[seq] = n
+		}
+	}
+	return rows.Err()
 }
