@@ -19,6 +19,8 @@ func TestHostHeaderIsChecked(t *testing.T) {
 		"rebinding page":                 {host: "evil.example:" + port(f), path: "/api/chain/verify", status: http.StatusMisdirectedRequest},
 		"rebinding page, OTLP":           {host: "evil.example", path: "/v1/traces", status: http.StatusMisdirectedRequest},
 		"rebinding page, the dashboard":  {host: "evil.example", path: "/", status: http.StatusMisdirectedRequest},
+		"rebinding page, its script":     {host: "evil.example", path: "/assets/dashboard.js", status: http.StatusMisdirectedRequest},
+		"the dashboard on loopback":      {host: "127.0.0.1:" + port(f), path: "/", status: http.StatusOK},
 		"rebinding page, health is open": {host: "evil.example", path: "/health", status: http.StatusOK},
 		"loopback address":               {host: "127.0.0.1:" + port(f), path: "/api/chain/verify", status: http.StatusOK},
 		"localhost in capitals":          {host: "LOCALHOST:" + port(f), path: "/api/chain/verify", status: http.StatusOK},
@@ -29,7 +31,7 @@ func TestHostHeaderIsChecked(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			method := http.MethodPost
-			if tc.path == "/health" || tc.path == "/" {
+			if tc.path == "/health" || tc.path == "/" || strings.HasPrefix(tc.path, "/assets/") {
 				method = http.MethodGet
 			}
 			req, err := http.NewRequestWithContext(t.Context(), method, f.http.URL+tc.path, strings.NewReader(`{}`))

@@ -71,7 +71,7 @@ func TestLayersFollowTheServersState(t *testing.T) {
 		"consensus":         {layerAvailable, "--consensus-url"},
 		"replay":            {layerActive, "/api/replay/verify"},
 		"federation_client": {layerPlanned, "not built yet"},
-		"dashboard":         {layerPlanned, "later release"},
+		"dashboard":         {layerActive, "GET / serves the dashboard"},
 	})
 
 	// Entries with token counts make energy active; a saved run makes regression active.

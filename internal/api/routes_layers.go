@@ -116,9 +116,14 @@ func (s *Server) layers(ctx context.Context) ([]layer, error) {
 		s.consensusLayer(),
 		{Name: "replay", State: layerActive, Detail: "POST /api/replay/verify checks replayed model outputs against the output hashes recorded in entries"},
 		{Name: "federation_client", State: layerPlanned, Detail: "submitting exports to a federation waits for its HTTP API (/federation/*), which is not built yet"},
-		{Name: "dashboard", State: layerPlanned, Detail: "the web dashboard comes with a later release; /docs and /redoc document the API meanwhile"},
+		dashboardLayer,
 	}, nil
 }
+
+// dashboardLayer is active: the dashboard is built into every server, and holds no data
+// of its own.
+var dashboardLayer = layer{Name: "dashboard", State: layerActive,
+	Detail: "GET / serves the dashboard, which reads these /api routes (with the API key, when one is set)"}
 
 func (s *Server) exportLayer() layer {
 	if s.signingKey == nil {

@@ -1,17 +1,12 @@
 package api
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
 	"os"
 	"path"
-	"time"
 )
 
 // assetFS holds the pages /docs and /redoc and the scripts, styles and icon they load,
@@ -43,12 +38,9 @@ func loadAssets() (map[string]asset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("api: read embedded page %s: %w", e.Name(), err)
 		}
-		sum := sha256.Sum256(body)
-		ct := mime.TypeByExtension(path.Ext(e.Name()))
-		if ct == "" {
-			return nil, fmt.Errorf("api: no content type for embedded file %s", e.Name())
+		if assets[e.Name()], err = newAsset(e.Name(), body); err != nil {
+			return nil, err
 		}
-		assets[e.Name()] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 	}
 	for _, page := range []string{"docs.html", "redoc.html"} {
 		if _, ok := assets[page]; !ok {
@@ -141,9 +133,5 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 
 // serveFile serves an embedded file with its ETag, so browsers revalidate cheaply.
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, name string) {
-	a := s.assets[name]
-	w.Header().Set("Content-Type", a.contentType)
-	w.Header().Set("ETag", a.etag)
-	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+	serveAsset(w, r, name, s.assets[name], cacheRevalidate)
 }

@@ -100,6 +100,7 @@ type Server struct {
 	publicPaths map[string]bool // paths of the public routes
 	openAPIJSON []byte
 	assets      map[string]asset
+	dashboard   *dashboard
 	handler     http.Handler
 }
 
@@ -109,7 +110,10 @@ type route struct {
 	method string
 	// path is in http.ServeMux syntax, which OpenAPI shares for simple wildcards:
 	// /api/chain/{seq}.
-	path    string
+	path string
+	// pattern, when set, is what the mux matches instead of path: "/{$}" for "/",
+	// which would match every path.
+	pattern string
 	public  bool // served without the API key
 	handler http.Handler
 	op      operation
@@ -134,6 +138,7 @@ func (s *Server) groups(c *components) []group {
 		s.policyRoutes(c),
 		s.consensusRoutes(c),
 		s.layersRoutes(c),
+		s.dashboardRoutes(c),
 	}
 	if s.traces != nil {
 		gs = append(gs, s.tracesRoutes(c))
@@ -194,6 +199,9 @@ func New(o Options) (*Server, error) {
 	if s.assets, err = loadAssets(); err != nil {
 		return nil, err
 	}
+	if s.dashboard, err = loadDashboard(s.version.Version); err != nil {
+		return nil, err
+	}
 	c := newComponents()
 	groups := s.groups(c)
 	for _, g := range groups {
@@ -204,7 +212,11 @@ func New(o Options) (*Server, error) {
 			} else {
 				h = s.requireKey(h)
 			}
-			s.mux.Handle(rt.method+" "+rt.path, h)
+			pattern := rt.path
+			if rt.pattern != "" {
+				pattern = rt.pattern
+			}
+			s.mux.Handle(rt.method+" "+pattern, h)
 			s.routes = append(s.routes, rt)
 		}
 	}

@@ -14,7 +14,8 @@ func samplePath(path string) string {
 
 func TestAuthCoversEveryRouteButTheOpenOnes(t *testing.T) {
 	open := map[string]bool{"/health": true, "/api/health": true, "/version": true, "/api/version": true,
-		"/openapi.json": true, "/docs": true, "/redoc": true, "/docs/assets/{name}": true}
+		"/openapi.json": true, "/docs": true, "/redoc": true, "/docs/assets/{name}": true,
+		"/": true, "/assets/{name}": true}
 	withKey := newFixture(t, 3, func(o *Options) { o.APIKey = testAPIKey })
 	without := newFixture(t, 3, nil)
 	for _, rt := range withKey.srv.routes {
