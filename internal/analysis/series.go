@@ -78,7 +78,7 @@ func Series(entries []WindowEntry, dim string, points int, d *Dimension) ([]Seri
 	return slices.DeleteFunc(out, func(p SeriesPoint) bool { return p.N == 0 }), nil
 }
 
-// Extremes returns at most n of d's anomalies of each test, the farthest out first: by
+// Extremes returns at most n of d's anomalies of each test (never nil), the farthest out first: by
 // |z| for the z-test, by the distance beyond the nearer fence for the IQR test. d is not
 // changed.
 func (d *Dimension) Extremes(n int) ([]ZAnomaly, []IQRAnomaly) {
@@ -89,5 +89,6 @@ func (d *Dimension) Extremes(n int) ([]ZAnomaly, []IQRAnomaly) {
 	q := slices.SortedStableFunc(slices.Values(d.AnomaliesIQR), func(a, b IQRAnomaly) int {
 		return cmp.Compare(beyond(b.Value), beyond(a.Value))
 	})
-	return z[:min(n, len(z))], q[:min(n, len(q))]
+	// Never nil, so that JSON gives empty lists, as for the run's own.
+	return append([]ZAnomaly{}, z[:min(n, len(z))]...), append([]IQRAnomaly{}, q[:min(n, len(q))]...)
 }

@@ -59,6 +59,9 @@ func TestExtremes(t *testing.T) {
 	if len(z) != 2 || z[0].Seq != 2 || z[1].Seq != 3 || len(q) != 2 || q[0].Seq != 2 || q[1].Seq != 1 {
 		t.Errorf("Extremes(2): %+v %+v", z, q)
 	}
+	if z, q := (&Dimension{}).Extremes(3); z == nil || q == nil {
+		t.Error("Extremes of no anomalies: nil, want empty lists")
+	}
 	if d.AnomaliesZ[0].Seq != 1 {
 		t.Error("Extremes reordered the run's list")
 	}

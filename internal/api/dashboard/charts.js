@@ -55,7 +55,7 @@ const CairnCharts = (() => {
     const ul = html("ul", "legend");
     for (const it of items) {
       const li = html("li");
-      const svg = el("svg", { width: 18, height: 12, viewBox: "0 0 18 12", "aria-hidden": "true", class: "chart" });
+      const svg = el("svg", { width: 18, height: 12, viewBox: "0 0 18 12", "aria-hidden": "true", class: "chart swatch" });
       it.swatch(svg);
       li.appendChild(svg);
       li.appendChild(document.createTextNode(it.label));

@@ -12,6 +12,7 @@
   const fmt = CairnCharts.fmt;
   let keyPrompt = null; // the pending key prompt, shared by every request that met a 401
   const page = { offset: 0, total: 0 };
+  let hasRun = false; // whether a regression run is saved, from the layers
 
   // node makes an element with a class and text.
   function node(name, cls, s) {
@@ -180,6 +181,11 @@
   // Regression charts, one per dimension, each from a bounded series.
   async function loadRegression() {
     const charts = $("charts");
+    if (!hasRun) {
+      // The layers said no run is saved: the series would all be 404.
+      $("regression-info").textContent = "No regression run yet: run one now.";
+      return;
+    }
     let first = true;
     const results = await Promise.allSettled(DIMENSIONS.map(([dim]) => api("GET", `/api/regression/series?dimension=${dim}&points=${POINTS}`)));
     const figs = [];
@@ -228,6 +234,7 @@
     $("regression-info").textContent = "Running…";
     try {
       await api("POST", "/api/regression/run", window ? { window } : {});
+      hasRun = true;
       await loadRegression();
     } catch (err) {
       $("regression-info").textContent = err.message;
@@ -300,6 +307,8 @@
   // Layers.
   async function loadLayers() {
     const l = await api("GET", "/api/layers");
+    const reg = l.layers.find((x) => x.name === "regression");
+    hasRun = Boolean(reg && reg.state === "active");
     $("layer-list").replaceChildren(...l.layers.map((x) => {
       const li = node("li");
       li.append(node("strong", "", x.name), node("span", "badge " + x.state, x.state), node("span", "note muted", x.detail));
