@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/cairn-dev/cairn/internal/browsertest"
@@ -24,6 +26,13 @@ func text(t *testing.T, b *browsertest.Browser, ctx context.Context, id string) 
 	t.Helper()
 	return browsertest.Get(t, b, ctx, chromedp.Evaluate[string](fmt.Sprintf("document.getElementById(%q).textContent", id)))
 }
+
+// darkMode makes the page's prefers-color-scheme dark.
+var darkMode = chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+	return err
+})
 
 // loaded is true once the dashboard's first loads have settled.
 const loaded = `document.body.dataset.loaded === "true"`
@@ -130,6 +139,13 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		t.Errorf("on a phone the page is %d px wide", w)
 	}
 	b.Screenshot(t, ctx, "phone")
+
+	// Dark mode follows the system's.
+	b.Run(t, ctx, chromedp.EmulateViewport(1200, 900), darkMode)
+	if bg := browsertest.Get(t, b, ctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(18, 20, 22)" {
+		t.Errorf("dark mode: the background is %s", bg)
+	}
+	b.Screenshot(t, ctx, "overview-dark")
 
 	b.NoConsoleErrors(t)
 	b.NoExternalRequests(t)
