@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -252,31 +251,4 @@ func BenchmarkEnergySummary100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(entries*b.N)/b.Elapsed().Seconds(), "entries/s")
-}
-
-// BenchmarkRegression10k runs a regression over a 10,000-entry chain, reading the whole
-// chain (window 10,000) or the default window, and saving each run.
-func BenchmarkRegression10k(b *testing.B) {
-	const entries = 10_000
-	s, err := Open(filepath.Join(b.TempDir(), "chain.db"), testSecret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
-	for first := int64(1); first <= entries; first += 1000 {
-		if _, err := s.Seal(b.Context(), testBodies(first, 1000)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, window := range []int{entries, analysis.DefaultWindow} {
-		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
-			for b.Loop() {
-				run, err := analysis.RunRegression(b.Context(), s, analysis.RegressionOptions{Window: window})
-				if err != nil || run.EntriesConsidered != window {
-					b.Fatalf("%+v, %v", run, err)
-				}
-			}
-			b.ReportMetric(float64(window*b.N)/b.Elapsed().Seconds(), "entries/s")
-		})
-	}
 }
