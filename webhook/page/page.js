@@ -203,6 +203,7 @@
     list.replaceChildren();
     fallback.hidden = true;
     list.dataset.done = '';
+    delete list.dataset.file;
     try {
       const unsupported = await verifyReceipt(await file.text(), list);
       fallback.hidden = !unsupported;
@@ -210,12 +211,17 @@
       check(list, 'parse', 'fail', String(e && e.message ? e.message : e));
     }
     const failed = list.querySelector('li.fail');
+    const unchecked = list.querySelector('li.skip[data-check="federation_signature"]');
+    const state = failed ? 'fail' : unchecked ? 'skip' : 'ok';
     const verdict = document.createElement('li');
-    verdict.className = failed ? 'fail' : 'ok';
+    verdict.className = state;
     verdict.dataset.check = 'verdict';
-    verdict.textContent = failed ? 'The receipt does not verify: ' + failed.dataset.check + ' failed.' : 'The receipt verifies.';
+    verdict.dataset.state = state;
+    verdict.textContent = failed ? 'The receipt does not verify: ' + failed.dataset.check + ' failed.'
+      : unchecked ? 'The signature was not checked in this browser: run the command below.' : 'The receipt verifies.';
     list.append(verdict);
-    list.dataset.done = failed ? 'fail' : 'ok';
+    list.dataset.done = state;
+    list.dataset.file = file.name;
   }
 
   const input = $('#receipt-file');
