@@ -12,8 +12,10 @@
 // GET /federation/operator/{id} (operatorsummary.go), GET /federation/verify/{id}
 // (verify*.go), GET /federation/receipts and GET /receipts (receipts.go), POST
 // /federation/withdraw, POST /federation/rotate-key, the embedded log's tiles and the
-// weekly log snapshots under GET /federation/log/ (logtiles.go, logsnapshots.go) and GET
-// /federation/openapi.json. Operators authenticate with bearer tokens (token.go), the
+// weekly log snapshots under GET /federation/log/ (logtiles.go, logsnapshots.go), GET
+// /federation/openapi.json, and the public page GET / with its assets GET /assets/{name}
+// (publicpage*.go, page/): HTML rendered from verified state only, both tables paged on
+// the server, and a receipt box that verifies a receipt in the browser. Operators authenticate with bearer tokens (token.go), the
 // admin with the admin token (anchornow.go). One route table (routes.go) builds both the
 // mux and the
 // OpenAPI document. Every error answer has one JSON shape,

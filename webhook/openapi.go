@@ -58,6 +58,9 @@ func openAPI(routes []route, version string) ([]byte, error) {
 		Paths: map[string]map[string]*operation{},
 	}
 	for _, rt := range routes {
+		if rt.page {
+			continue
+		}
 		op := &operation{OperationID: operationID(rt), Summary: rt.summary, Description: rt.description,
 			Responses: map[string]*response{}}
 		for _, p := range rt.params {

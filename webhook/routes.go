@@ -16,6 +16,9 @@ type route struct {
 	params []paramDoc
 	// errors are the error answers the operation documents, beyond those of every route.
 	errors []errorDoc
+	// page marks a route of the public page (publicpage.go): HTML and its assets, served
+	// and answered 404/405 like every route but left out of the OpenAPI document.
+	page bool
 }
 
 // paramDoc documents one parameter: in "path" or "query".
@@ -173,6 +176,16 @@ func (s *Server) routes() []route {
 				{http.StatusNotFound, []string{"anchor_not_found"}, "No anchor of that ID is stored."},
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
 			},
+		},
+		{
+			method: http.MethodGet, path: "/", page: true,
+			summary: "The federation's public page",
+			handler: http.HandlerFunc(s.servePublicPage),
+		},
+		{
+			method: http.MethodGet, path: "/assets/{name}", page: true,
+			summary: "The public page's stylesheet and script",
+			handler: http.HandlerFunc(servePageAsset),
 		},
 		receiptsRoute(s, "/federation/receipts"),
 		receiptsRoute(s, "/receipts"),

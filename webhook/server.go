@@ -86,6 +86,9 @@ type Server struct {
 	logDir          string
 	version         version.Info
 	log             *slog.Logger
+	// pageRows is how many rows of each table the public page shows (pageSize; tests
+	// page smaller).
+	pageRows int
 
 	mux         *http.ServeMux
 	methods     map[string][]string // path -> methods served, for 405's Allow
@@ -101,7 +104,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("webhook: Options.Federation needs a namespace and a name")
 	}
 	s := &Server{client: o.Client, apiReader: o.APIReader, federation: o.Federation, now: o.Now,
-		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger}
+		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger, pageRows: pageSize}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -123,7 +126,11 @@ func New(o Options) (*Server, error) {
 	rs := s.routes()
 	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
 	for _, rt := range rs {
-		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
+		pattern := rt.path
+		if pattern == "/" {
+			pattern = "/{$}" // the page at / alone, not every path under it
+		}
+		s.mux.Handle(rt.method+" "+pattern, rt.handler)
 		s.methods[rt.path] = append(s.methods[rt.path], rt.method)
 	}
 	doc, err := openAPI(rs, s.version.Version)
