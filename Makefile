@@ -63,6 +63,17 @@ test: manifests generate fmt vet setup-envtest rekor-up setup-chromium ## Run ev
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
 
+SCREENSHOTS_DIR ?= docs/screenshots
+
+.PHONY: screenshots
+screenshots: setup-chromium ## Regenerate the README's screenshots of the dashboard and the federation's page.
+	tmp=$$(mktemp -d) && CAIRN_TEST_ARTIFACTS="$$tmp" CAIRN_REQUIRE_CHROMIUM=1 \
+		go test ./internal/api ./webhook -count=1 -run 'TestDashboardInTheBrowser|TestPublicPageInBrowser' && \
+	mkdir -p "$(SCREENSHOTS_DIR)" && \
+	cp "$$tmp/TestDashboardInTheBrowser/overview.png" "$(SCREENSHOTS_DIR)/dashboard.png" && \
+	cp "$$tmp/TestPublicPageInBrowser/receipt_valid.png" "$(SCREENSHOTS_DIR)/federation-page.png" && \
+	rm -rf "$$tmp"
+
 DEV_FLAGS ?=
 
 FUZZTIME ?= 5m
