@@ -53,7 +53,7 @@ func TestPublicPageInBrowser(t *testing.T) {
 		}
 	}
 
-	b := browsertest.New(t)
+	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#receipt"))
 	if got := browsertest.Get(t, b, ctx, chromedp.Text("#fingerprint")); got != string(m.fed.Status.PublicKeyFingerprint) {
@@ -226,7 +226,7 @@ func TestPublicPageTimingAtScale(t *testing.T) {
 	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	b := browsertest.New(t)
+	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible("#anchors-next"))
 	rows := browsertest.Get(t, b, ctx, chromedp.Evaluate[[]int](

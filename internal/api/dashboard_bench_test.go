@@ -3,6 +3,7 @@ package api
 import (
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ import (
 // Sealing the chain takes most of the set-up (about a minute on 2 cores).
 func BenchmarkDashboardMillion(b *testing.B) {
 	const entries, batch = 1_000_000, 10_000
-	br := browsertest.New(b)
+	br := browsertest.New(b, browsertest.FromEnv(os.Getenv))
 	path := filepath.Join(b.TempDir(), "chain.db")
 	s, err := store.Open(path, testSecret)
 	if err != nil {

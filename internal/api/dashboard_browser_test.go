@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func dashboardFixture(t *testing.T, edit func(*Options)) *fixture {
 
 func TestDashboardInTheBrowser(t *testing.T) {
 	f := dashboardFixture(t, nil)
-	b := browsertest.New(t)
+	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.EmulateViewport(1200, 900), chromedp.Navigate(f.http.URL+"/"))
 	waitFor(t, b, ctx, loaded)
@@ -153,7 +154,7 @@ func TestDashboardInTheBrowser(t *testing.T) {
 
 func TestDashboardAsksForTheKey(t *testing.T) {
 	f := dashboardFixture(t, func(o *Options) { o.APIKey = testAPIKey })
-	b := browsertest.New(t)
+	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(f.http.URL+"/"))
 	waitFor(t, b, ctx, `document.getElementById("key-dialog").open`)

@@ -12,12 +12,11 @@ import (
 var logged sync.Map
 
 // ArtifactsDir returns the directory for the test's artifacts (screenshots), creating
-// it: $CAIRN_TEST_ARTIFACTS/<test name> when that is set, else
-// <os.TempDir()>/cairn-artifacts/<test name>, the name made safe for a path. It is kept
+// it: root/<test name> (Settings.ArtifactsRoot), or <os.TempDir()>/cairn-artifacts/<test
+// name> when root is empty, the name made safe for a path. It is kept
 // after the test so people can look; its path is logged once per test.
-func ArtifactsDir(t testing.TB) string {
+func ArtifactsDir(t testing.TB, root string) string {
 	t.Helper()
-	root := os.Getenv("CAIRN_TEST_ARTIFACTS")
 	if root == "" {
 		root = filepath.Join(os.TempDir(), "cairn-artifacts")
 	}

@@ -7,7 +7,7 @@
 // environment (CAIRN_CHROMIUM, CAIRN_REQUIRE_CHROMIUM, CAIRN_TEST_ARTIFACTS) as the
 // tests do. Nothing downloads a browser: hack/setup-chromium.sh installs Debian's.
 //
-//	b := browsertest.New(t)
+//	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
 //	ctx := b.Page(t)
 //	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main")))
 //	b.Screenshot(t, ctx, "home")
@@ -39,27 +39,47 @@ const RunTimeout = 30 * time.Second
 // and network requests of every page it opens. Its methods are safe for concurrent use;
 // one page (context) must not be driven from two goroutines at once.
 type Browser struct {
-	ctx  context.Context // the browser's first tab; pages are its children
-	trap *trap
+	ctx       context.Context // the browser's first tab; pages are its children
+	trap      *trap
+	artifacts string // Settings.ArtifactsRoot
 
 	mu       sync.Mutex
 	problems []string // console errors and exceptions, in arrival order
 	requests []string // every request URL of every page
 }
 
-// Chromium finds the browser binary: $CAIRN_CHROMIUM, else chromium or chromium-browser
-// on PATH. Without one it skips the test, unless CAIRN_REQUIRE_CHROMIUM=1, when it fails.
-func Chromium(t testing.TB) string {
+// Settings say which browser to run and where artifacts go. This package reads no
+// environment: a test builds its Settings with FromEnv(os.Getenv).
+type Settings struct {
+	// Chromium is the browser binary; empty: chromium or chromium-browser on PATH.
+	Chromium string
+	// Require fails the test, rather than skipping it, when no browser is found.
+	Require bool
+	// ArtifactsRoot is where each test's artifacts directory is made; empty:
+	// <os.TempDir()>/cairn-artifacts.
+	ArtifactsRoot string
+}
+
+// FromEnv reads the Settings from the environment through getenv: CAIRN_CHROMIUM,
+// CAIRN_REQUIRE_CHROMIUM=1 (make test sets it) and CAIRN_TEST_ARTIFACTS.
+func FromEnv(getenv func(string) string) Settings {
+	return Settings{Chromium: getenv("CAIRN_CHROMIUM"), Require: getenv("CAIRN_REQUIRE_CHROMIUM") == "1",
+		ArtifactsRoot: getenv("CAIRN_TEST_ARTIFACTS")}
+}
+
+// chromium finds the browser binary: s.Chromium, else chromium or chromium-browser on
+// PATH. Without one it skips the test, unless s.Require, when it fails.
+func (s Settings) chromium(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("CAIRN_CHROMIUM"); p != "" {
-		return p
+	if s.Chromium != "" {
+		return s.Chromium
 	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	if os.Getenv("CAIRN_REQUIRE_CHROMIUM") == "1" {
+	if s.Require {
 		t.Fatal("no chromium found and CAIRN_REQUIRE_CHROMIUM=1: run hack/setup-chromium.sh")
 	}
 	t.Skip("no chromium found: run hack/setup-chromium.sh (set CAIRN_REQUIRE_CHROMIUM=1 to make this a failure)")
@@ -98,13 +118,13 @@ func allocatorOptions(bin, profile, proxy string) []chromedp.ExecAllocatorOption
 	return opts
 }
 
-// New starts a headless system Chromium (see [Chromium]) with a fresh profile in
+// New starts a headless system Chromium (see [Settings]) with a fresh profile in
 // t.TempDir() and every host but loopback trapped (see [Browser.NoExternalRequests]).
-// It skips the test when no Chromium is found, unless CAIRN_REQUIRE_CHROMIUM=1. The
-// browser stops when the test ends.
-func New(t testing.TB) *Browser {
+// It skips the test when no Chromium is found, unless s.Require. The browser stops when
+// the test ends.
+func New(t testing.TB, s Settings) *Browser {
 	t.Helper()
-	bin := Chromium(t)
+	bin := s.chromium(t)
 	tr := &trap{}
 	proxy := httptest.NewServer(tr)
 	t.Cleanup(proxy.Close)
@@ -114,7 +134,7 @@ func New(t testing.TB) *Browser {
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() }) // before TempDir's removal: cleanups run last first
 	start(t, ctx, "starting "+bin)
-	return &Browser{ctx: ctx, trap: tr}
+	return &Browser{ctx: ctx, trap: tr, artifacts: s.ArtifactsRoot}
 }
 
 // start runs the first action on a chromedp context, which starts its browser or opens
@@ -170,12 +190,12 @@ func Get[T any](t testing.TB, b *Browser, ctx context.Context, action chromedp.A
 	return v
 }
 
-// Screenshot writes a full-page PNG of the page ctx to ArtifactsDir(t)/<name>.png and
+// Screenshot writes a full-page PNG of the page ctx to ArtifactsDir/<name>.png and
 // returns its path.
 func (b *Browser) Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
 	img := Get(t, b, ctx, chromedp.FullScreenshot(100))
-	path := filepath.Join(ArtifactsDir(t), sanitize(name)+".png")
+	path := filepath.Join(ArtifactsDir(t, b.artifacts), sanitize(name)+".png")
 	if err := os.WriteFile(path, img, 0o644); err != nil {
 		t.Fatalf("writing the screenshot: %v", err)
 	}

@@ -80,7 +80,7 @@ document.body.append(img);`))
 
 func TestConsoleErrorsAndExceptionsAreReported(t *testing.T) {
 	srv := pages(t)
-	b := New(t)
+	b := New(t, FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/error"), chromedp.WaitVisible(chromedp.CSS("#done")))
 
@@ -98,7 +98,7 @@ func TestConsoleErrorsAndExceptionsAreReported(t *testing.T) {
 
 func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 	srv := pages(t)
-	b := New(t)
+	b := New(t, FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/external"), chromedp.WaitVisible(chromedp.CSS("#done")))
 
@@ -134,7 +134,7 @@ func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 func TestCleanPagePassesAndIsMeasured(t *testing.T) {
 	t.Setenv("CAIRN_TEST_ARTIFACTS", t.TempDir())
 	srv := pages(t)
-	b := New(t)
+	b := New(t, FromEnv(os.Getenv))
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/clean"), chromedp.WaitVisible(chromedp.CSS("#done")))
 
