@@ -7,7 +7,7 @@
 // environment (CAIRN_CHROMIUM, CAIRN_REQUIRE_CHROMIUM, CAIRN_TEST_ARTIFACTS) as the
 // tests do. Nothing downloads a browser: hack/setup-chromium.sh installs Debian's.
 //
-//	b := browsertest.New(t, browsertest.FromEnv(os.Getenv))
+//	b := browsertest.New(t, browsertest.FromEnv(getenv)) // getenv: the os package's Getenv
 //	ctx := b.Page(t)
 //	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("main")))
 //	b.Screenshot(t, ctx, "home")
@@ -49,7 +49,7 @@ type Browser struct {
 }
 
 // Settings say which browser to run and where artifacts go. This package reads no
-// environment: a test builds its Settings with FromEnv(os.Getenv).
+// environment: a test builds its Settings with FromEnv, passing the os package's Getenv.
 type Settings struct {
 	// Chromium is the browser binary; empty: chromium or chromium-browser on PATH.
 	Chromium string
