@@ -98,16 +98,24 @@ func (s *Server) regressionRoutes(c *components) group {
 }
 
 func (s *Server) latestRegression(w http.ResponseWriter, r *http.Request) {
+	if run, ok := s.latestRun(w, r, "read the latest regression run"); ok {
+		writeJSON(w, http.StatusOK, run)
+	}
+}
+
+// latestRun reads the regression run saved last; without one it answers 404 (on an
+// error, 500, logged as what) and ok is false.
+func (s *Server) latestRun(w http.ResponseWriter, r *http.Request, what string) (run *analysis.Run, ok bool) {
 	run, err := s.store.LatestRegression(r.Context())
 	if errors.Is(err, store.ErrNoRegressionRun) {
 		writeError(w, http.StatusNotFound, codeNotFound, "no regression run was saved yet: POST /api/regression/run makes one")
-		return
+		return nil, false
 	}
 	if err != nil {
-		s.internalError(w, r, "read the latest regression run", err)
-		return
+		s.internalError(w, r, what, err)
+		return nil, false
 	}
-	writeJSON(w, http.StatusOK, run)
+	return run, true
 }
 
 func (s *Server) regressionHistory(w http.ResponseWriter, r *http.Request) {

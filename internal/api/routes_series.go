@@ -1,14 +1,12 @@
 package api
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // defaultSeriesPoints is how many points GET /api/regression/series gives by default.
@@ -87,13 +85,8 @@ func (s *Server) regressionSeries(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, r, "regression series", err)
 		return
 	}
-	run, err := s.store.LatestRegression(r.Context())
-	if errors.Is(err, store.ErrNoRegressionRun) {
-		writeError(w, http.StatusNotFound, codeNotFound, "no regression run was saved yet: POST /api/regression/run makes one")
-		return
-	}
-	if err != nil {
-		s.internalError(w, r, "regression series", err)
+	run, ok := s.latestRun(w, r, "regression series")
+	if !ok {
 		return
 	}
 	d := run.Dimensions[dim]
