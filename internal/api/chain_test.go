@@ -130,6 +130,26 @@ func TestChainStats(t *testing.T) {
 		st.LastHMACHash != last.HMACHash || st.LastTimestampNS != last.TimestampNS || st.FileBytes == 0 {
 		t.Fatalf("stats %d %+v", resp.StatusCode, st)
 	}
+	if !st.EntriesCounted {
+		t.Errorf("stats without count=false did not count: %+v", st)
+	}
+
+	// A row deleted in the middle: the count sees it, the seq range (count=false, constant
+	// time) does not; verification is what finds it.
+	f.tamper(`DELETE FROM chain WHERE seq = 15`)
+	for query, want := range map[string]struct {
+		entries int64
+		counted bool
+	}{"": {29, true}, "?count=true": {29, true}, "?count=false": {30, false}} {
+		resp, body := f.do(http.MethodGet, "/api/chain/stats"+query, "", nil)
+		st = statsView{}
+		decode(t, body, &st)
+		if resp.StatusCode != http.StatusOK || st.Entries != want.entries || st.TotalEntries != want.entries || st.EntriesCounted != want.counted || st.LastSeq != 30 {
+			t.Errorf("stats%s: %d %+v, want %d entries, counted %t", query, resp.StatusCode, st, want.entries, want.counted)
+		}
+	}
+	resp, body = f.do(http.MethodGet, "/api/chain/stats?count=maybe", "", nil)
+	wantError(t, resp, body, http.StatusBadRequest, codeBadParameter)
 }
 
 func TestVerifyChain(t *testing.T) {

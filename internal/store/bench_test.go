@@ -126,11 +126,18 @@ func BenchmarkScan1M(b *testing.B) {
 // every page of the table.
 func BenchmarkStats1M(b *testing.B) {
 	s, _ := benchStore(b, nil)
-	for b.Loop() {
-		st, err := s.Stats(b.Context())
-		if err != nil || st.Entries != benchRows {
-			b.Fatalf("%+v, %v", st, err)
-		}
+	for _, bc := range []struct {
+		name  string
+		stats func(context.Context) (Stats, error)
+	}{{"counted", s.Stats}, {"by-seq", s.StatsBySeq}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				st, err := bc.stats(b.Context())
+				if err != nil || st.Entries != benchRows {
+					b.Fatalf("%+v, %v", st, err)
+				}
+			}
+		})
 	}
 }
 

@@ -31,6 +31,15 @@ const energySchema = `CREATE TABLE IF NOT EXISTS energy_log (
 	co2_g  REAL NOT NULL
 ) STRICT`
 
+// createEnergyLog creates the energy log and its totals in tx when missing, and makes
+// the totals whole again if another program wrote the log (see energytotals.go).
+func createEnergyLog(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, energySchema); err != nil {
+		return fmt.Errorf("create energy_log table: %w", err)
+	}
+	return prepareEnergyTotals(ctx, tx)
+}
+
 // energyColumns is how many columns an energy_log row has.
 const energyColumns = 6
 
@@ -40,20 +49,24 @@ const backfillRows = 1000
 
 // energyWriter inserts energy_log rows insertRows at a time.
 type energyWriter struct {
-	verb  string // "INSERT OR REPLACE" or "INSERT OR IGNORE"
-	args  []any
-	full  *sql.Stmt // the statement of insertRows rows, prepared once
-	added int64     // rows inserted
+	verb   string // "INSERT" or "INSERT OR IGNORE"
+	args   []any
+	full   *sql.Stmt // the statement of insertRows rows, prepared once
+	added  int64     // rows inserted
+	totals totalsDelta
 }
 
 // newSealEnergyLog returns the writer with which Seal logs, in tx, the energy of the
-// entries it inserts (see appendEntries). A row already there for a seq is replaced: the
-// log follows what the chain holds.
-func newSealEnergyLog(ctx context.Context, tx *sql.Tx) (*energyWriter, error) {
-	if _, err := tx.ExecContext(ctx, energySchema); err != nil {
-		return nil, fmt.Errorf("create energy_log table: %w", err)
+// entries it inserts after seq last (see appendEntries). Rows the log holds past the
+// chain's last entry are deleted first: the log follows what the chain holds.
+func newSealEnergyLog(ctx context.Context, tx *sql.Tx, last int64) (*energyWriter, error) {
+	if err := createEnergyLog(ctx, tx); err != nil {
+		return nil, err
 	}
-	return &energyWriter{verb: "INSERT OR REPLACE"}, nil
+	if _, err := tx.ExecContext(ctx, `DELETE FROM energy_log WHERE seq > ?`, last); err != nil {
+		return nil, fmt.Errorf("delete energy_log rows past seq %d: %w", last, err)
+	}
+	return &energyWriter{verb: "INSERT"}, nil
 }
 
 // sealedEnergy is the energy_log row of a body being sealed; ok is false when the body
@@ -87,6 +100,7 @@ func (w *energyWriter) addEntries(ctx context.Context, tx *sql.Tx, entries []*pr
 // statement.
 func (w *energyWriter) add(ctx context.Context, tx *sql.Tx, seq int64, rec *analysis.EnergyRecord) error {
 	w.args = append(w.args, seq, rec.Model, rec.Region, rec.Tokens, rec.Wh, rec.CO2g)
+	w.totals.add(rec.Model, rec.Region, rec.Tokens)
 	if len(w.args) == insertRows*energyColumns {
 		return w.flush(ctx, tx)
 	}
@@ -119,8 +133,19 @@ func (w *energyWriter) flush(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("insert energy_log rows: %w", err)
 	}
 	w.added += n
+	if n != int64(rows) { // rows ignored: the delta no longer says what was added
+		w.totals.stale = true
+	}
 	w.args = w.args[:0]
 	return nil
+}
+
+// finish inserts the rows left and brings the totals up to what was inserted.
+func (w *energyWriter) finish(ctx context.Context, tx *sql.Tx) error {
+	if err := w.flush(ctx, tx); err != nil {
+		return err
+	}
+	return w.totals.apply(ctx, tx)
 }
 
 // insertSQL is an insert of n energy_log rows.
@@ -177,8 +202,8 @@ func (s *Store) backfillBatch(ctx context.Context, after int64) (added, last int
 }
 
 func backfillTx(ctx context.Context, tx *sql.Tx, after int64) (added, last int64, err error) {
-	if _, err := tx.ExecContext(ctx, energySchema); err != nil {
-		return 0, after, fmt.Errorf("create energy_log table: %w", err)
+	if err := createEnergyLog(ctx, tx); err != nil {
+		return 0, after, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT seq, canonical_body FROM chain WHERE seq > ?
 		AND NOT EXISTS (SELECT 1 FROM energy_log WHERE energy_log.seq = chain.seq) ORDER BY seq LIMIT ?`, after, backfillRows)
@@ -216,7 +241,7 @@ func backfillTx(ctx context.Context, tx *sql.Tx, after int64) (added, last int64
 			return 0, after, err
 		}
 	}
-	if err := w.flush(ctx, tx); err != nil {
+	if err := w.finish(ctx, tx); err != nil {
 		return 0, after, err
 	}
 	return w.added, last, nil
@@ -256,6 +281,18 @@ func (s *Store) EnergyLoggedThrough(ctx context.Context) (int64, error) {
 	return last.Int64, nil
 }
 
+// energyGroupsQuery is the query of the log's calls and tokens by model and region: the
+// totals, when they are whole (see energytotals.go), else a sum over the whole log.
+func energyGroupsQuery(ctx context.Context, tx *sql.Tx) (string, error) {
+	const fromTotals = `SELECT model, region, calls, tokens FROM energy_totals WHERE calls > 0 ORDER BY model, region`
+	const fromLog = `SELECT model, region, count(*), sum(tokens) FROM energy_log GROUP BY model, region ORDER BY model, region`
+	whole, err := energyTotalsWhole(ctx, tx)
+	if err != nil || !whole {
+		return fromLog, err
+	}
+	return fromTotals, nil
+}
+
 // energyGroups sums the energy log's calls and tokens by model and region.
 func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error) {
 	tx, err := s.readTx(ctx)
@@ -266,8 +303,11 @@ func (s *Store) energyGroups(ctx context.Context) ([]analysis.EnergyGroup, error
 	if ok, err := hasTable(ctx, tx, "energy_log"); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT model, region, count(*), sum(tokens) FROM energy_log
-		GROUP BY model, region ORDER BY model, region`)
+	query, err := energyGroupsQuery(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("read energy_log: %w", err)
 	}

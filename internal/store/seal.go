@@ -130,7 +130,7 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read last entry: %w", err)
 	}
-	energy, err := newSealEnergyLog(ctx, tx)
+	energy, err := newSealEnergyLog(ctx, tx, last)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 			return err
 		}
 	}
-	return energy.flush(ctx, tx)
+	return energy.finish(ctx, tx)
 }
 
 // insertSQL is an INSERT of n rows.
