@@ -64,7 +64,8 @@ type Embedded struct {
 }
 
 // OpenEmbedded opens the log in opts.Dir, creating it if needed, and catches its leaf
-// index up with it.
+// index up with it. A directory whose checkpoint opts.PrivateKey did not sign (a log
+// restored without its key, or with another) is ErrKeyMismatch, and nothing is written.
 func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) {
 	signer, priv, err := parseLogKey(opts.PrivateKey)
 	if err != nil {
@@ -75,6 +76,10 @@ func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) 
 	opts.CheckpointInterval = max(opts.CheckpointInterval, 100*time.Millisecond)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
+	}
+	// Before tessera opens it: it would publish the tree it finds under this key.
+	if err := checkOwnCheckpoint(opts.Dir, pub); err != nil {
+		return nil, err
 	}
 	logID, err := protocol.LogID(pub)
 	if err != nil {
