@@ -92,7 +92,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 	if err := r.adoptAnchors(ctx, r.Client, fed); err != nil {
 		return ctrl.Result{}, err
 	}
-	logReady := r.logGenesis(ctx, fed, key)
+	logReady := r.logGenesis(ctx, fed, key, evs)
 	if err := r.count(ctx, fed); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -143,7 +143,11 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 		fed.Status.NextAnchorTime = &next
 	}
 	pendingGauge.WithLabelValues(fed.Namespace, fed.Name).Set(float64(fed.Status.PendingCount))
-	r.setCondition(fed, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key is loaded and anchoring is scheduled")
+	if c := logKeyProblem(fed); c != nil {
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, c.Reason, "the embedded log stays closed: "+c.Message)
+	} else {
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key is loaded and anchoring is scheduled")
+	}
 	wait := due.Sub(now)
 	if !logReady || rotationPending(fed) {
 		wait = min(wait, logRetry)

@@ -3,9 +3,13 @@ package controllers
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/tlog"
@@ -59,8 +63,9 @@ func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation,
 }
 
 // logGenesis opens fed's log and records the genesis record once. It reports whether
-// the log answered.
-func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey) bool {
+// the log answered. A log that cannot open for its key (logKeyReason) is also a Warning
+// Event, once, and leaves the Federation not Ready (sync).
+func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, evs *[]federationEvent) bool {
 	log, err := r.Logs.For(ctx, r.Client, fed)
 	if err == nil && fed.Status.GenesisLogEntry == nil {
 		var body []byte
@@ -77,12 +82,42 @@ func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federati
 		// Federation is reconciled on every Submission change.
 		err = log.Reachable(ctx)
 	}
+	if reason := logKeyReason(err); reason != "" {
+		if c := meta.FindStatusCondition(fed.Status.Conditions, string(fv1.ConditionLogReachable)); c == nil || c.Reason != reason {
+			*evs = append(*evs, federationEvent{event: event{corev1.EventTypeWarning, reason, "OpenLog", err.Error()}})
+			logf.FromContext(ctx).Error(err, "Embedded log not opened: its key Secret is missing or holds another key", "reason", reason)
+		}
+		r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionFalse, reason, err.Error())
+		return false
+	}
 	if err != nil {
 		r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionFalse, fv1.ReasonLogUnreachable, err.Error())
 		return false
 	}
 	r.setCondition(fed, fv1.ConditionLogReachable, metav1.ConditionTrue, fv1.ReasonLogReachable, "the transparency log answers")
 	return true
+}
+
+// logKeyReason is the LogReachable reason of a log that cannot open for its key, "" for
+// any other error.
+func logKeyReason(err error) string {
+	switch {
+	case errors.Is(err, ErrNoLogKey):
+		return fv1.ReasonLogKeyMissing
+	case errors.Is(err, tlog.ErrKeyMismatch):
+		return fv1.ReasonLogKeyMismatch
+	}
+	return ""
+}
+
+// logKeyProblem returns the LogReachable condition of fed when it says its log cannot
+// open for its key, else nil.
+func logKeyProblem(fed *fv1.Federation) *metav1.Condition {
+	c := meta.FindStatusCondition(fed.Status.Conditions, string(fv1.ConditionLogReachable))
+	if c == nil || c.Status != metav1.ConditionFalse || (c.Reason != fv1.ReasonLogKeyMissing && c.Reason != fv1.ReasonLogKeyMismatch) {
+		return nil
+	}
+	return c
 }
 
 // logEntryOf is the status form of a log entry.

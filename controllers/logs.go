@@ -37,7 +37,10 @@ type openLog struct {
 	log  tlog.Log
 }
 
-// For returns fed's log, opening it on first use.
+// For returns fed's log, opening it on first use. An embedded log that exists but whose
+// key Secret does not is ErrNoLogKey; one whose key Secret holds another key is
+// tlog.ErrKeyMismatch. Neither is cached: each call tries again, so a restored Secret
+// takes effect at the next reconcile.
 func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (tlog.Log, error) {
 	name := client.ObjectKeyFromObject(fed)
 	l.mu.Lock()
@@ -66,7 +69,8 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 		}
 		log = rekor
 	default:
-		key, err := logKey(ctx, c, fed)
+		dir := filepath.Join(l.Dir, fed.Namespace, fed.Name)
+		key, err := logKey(ctx, c, fed, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +78,7 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 		if fed.Spec.PublicURL != "" { // where the federation API serves the tiles (webhook)
 			url = strings.TrimSuffix(fed.Spec.PublicURL, "/") + "/federation/log"
 		}
-		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: filepath.Join(l.Dir, fed.Namespace, fed.Name), PrivateKey: key, URL: url})
+		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: dir, PrivateKey: key, URL: url})
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,18 +119,30 @@ func ChallengeKey(ctx context.Context, c client.Client, fed *fv1.Federation) ([]
 	return key, nil
 }
 
+// ErrNoLogKey means the Secret of a Federation's embedded log key does not exist: before
+// the Federation controller's first reconcile generates it, or, when the log's directory
+// already holds a log, because the Secret was not restored with it. The controller never
+// generates a key for a log that exists: restore the Secret.
+var ErrNoLogKey = errors.New("the embedded log's key Secret does not exist")
+
 // LogPublicKeyPEM returns the PEM of the key fed's transparency log signs checkpoints
-// with: the embedded log's, from its key Secret (generated when absent), or the Rekor key
-// spec pins; "" for a Rekor log whose key is not pinned.
-func LogPublicKeyPEM(ctx context.Context, c client.Client, fed *fv1.Federation) (string, error) {
+// with: the embedded log's, from its key Secret, or the Rekor key spec pins; "" for a
+// Rekor log whose key is not pinned. It never creates the Secret (the Federation
+// controller does): a missing one is ErrNoLogKey.
+func LogPublicKeyPEM(ctx context.Context, c client.Reader, fed *fv1.Federation) (string, error) {
 	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
 		return fed.Spec.TransparencyLog.PublicKeyPEM, nil
 	}
-	skey, err := logKey(ctx, c, fed)
+	var s corev1.Secret
+	name := logKeySecretName(fed)
+	err := c.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: name}, &s)
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("%w: Secret %s", ErrNoLogKey, name)
+	}
 	if err != nil {
 		return "", err
 	}
-	pemText, err := tlog.LogKeyPEM(skey)
+	pemText, err := tlog.LogKeyPEM(string(s.Data[LogKeySecretKey]))
 	return string(pemText), err
 }
 
@@ -148,11 +161,24 @@ func adminSecret(ctx context.Context, c client.Client, fed *fv1.Federation) (*co
 	return s, err
 }
 
-// logKey returns the embedded log's checkpoint key for fed, generating its Secret when
-// absent. The log's origin names the federation.
-func logKey(ctx context.Context, c client.Client, fed *fv1.Federation) (string, error) {
-	name := secretName(fed, fed.Spec.TransparencyLog.SigningKeySecretRef, "log-key")
+// logKeySecretName is the name of fed's embedded log key Secret.
+func logKeySecretName(fed *fv1.Federation) string {
+	return secretName(fed, fed.Spec.TransparencyLog.SigningKeySecretRef, "log-key")
+}
+
+// logKey returns the checkpoint key of fed's embedded log in dir, generating its Secret
+// when absent, but only while dir holds no log: a log restored without its key must not
+// be given a new one (ErrNoLogKey). The log's origin names the federation.
+func logKey(ctx context.Context, c client.Client, fed *fv1.Federation, dir string) (string, error) {
+	name := logKeySecretName(fed)
 	s, _, err := ensureSecret(ctx, c, fed, name, func() (map[string][]byte, error) {
+		holds, err := tlog.HoldsLog(dir)
+		if err != nil {
+			return nil, err
+		}
+		if holds {
+			return nil, fmt.Errorf("%w: Secret %s, and %s holds a log: restore the Secret it was written with", ErrNoLogKey, name, dir)
+		}
 		key, err := tlog.GenerateLogKey("cairn.federation/" + fed.Namespace + "/" + fed.Name)
 		return map[string][]byte{LogKeySecretKey: []byte(key)}, err
 	})

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -54,6 +55,11 @@ func (s *Server) status(ctx context.Context) (*statusResponse, error) {
 			message: "the federation " + s.federation.String() + " has no signing key yet"}
 	}
 	logKey, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	if errors.Is(err, controllers.ErrNoLogKey) {
+		// The Federation's conditions say why (LogKeyMissing when a restore left it out).
+		return nil, &apiError{status: http.StatusServiceUnavailable, code: "federation_not_ready",
+			message: "the federation " + s.federation.String() + " has no transparency log key"}
+	}
 	if err != nil {
 		return nil, err
 	}

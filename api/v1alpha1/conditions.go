@@ -52,6 +52,14 @@ const (
 	ReasonLogReachable = "LogReachable"
 	// ReasonLogUnreachable means the transparency log did not answer; the call is retried.
 	ReasonLogUnreachable = "LogUnreachable"
+	// ReasonLogKeyMissing means a Federation's embedded log directory holds a log but the
+	// Secret of its key does not exist (a log restored without its key): the controller
+	// generates no new key for it, and the log stays closed until the Secret is restored.
+	ReasonLogKeyMissing = "LogKeyMissing"
+	// ReasonLogKeyMismatch means a Federation's embedded log directory holds a log whose
+	// checkpoint the key in its Secret did not sign (a log restored with another key): the
+	// log stays closed, never re-signed, until the Secret holds the log's own key.
+	ReasonLogKeyMismatch = "LogKeyMismatch"
 	// ReasonPendingTLog means a cross-anchor is signed but not yet recorded in the log.
 	ReasonPendingTLog = "PendingTLog"
 	// ReasonAnchored means a cross-anchor is recorded in the log, or a submission is bound into one.
