@@ -33,6 +33,8 @@ type devOptions struct {
 	serveAddr string
 	// apiKey, when set, is required by the chain service's /api routes.
 	apiKey string
+	// createFederation creates devFederation when absent (dev_federation.go).
+	createFederation bool
 }
 
 func newDevOptions() *devOptions {
@@ -53,6 +55,7 @@ func (o *devOptions) addFlags(cmd *cobra.Command) {
 	fs.BoolVar(&o.env.Fresh, "fresh", o.env.Fresh, "delete the stored cluster state before starting")
 	fs.StringVar(&o.serveAddr, "serve-addr", o.serveAddr, "address of the local chain service (cairn serve); 0 disables it")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key the chain service's /api routes require (prefer CAIRN_API_KEY)")
+	fs.BoolVar(&o.createFederation, "create-federation", true, "create the Federation "+devFederation.String()+" when absent; false to apply your own (a restore)")
 	o.manager.AddFlags(cmd.Flags())
 }
 
@@ -141,7 +144,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		stopManager()
 		return <-done
 	}
-	created, err := ensureDevFederation(ctx, env.Config)
+	created, err := o.devFederation(ctx, env.Config, say)
 	if err != nil {
 		stopManager()
 		return errors.Join(fmt.Errorf("create the default Federation: %w", err), <-done)
