@@ -126,13 +126,18 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 }
 
 // nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's
-// highest trusted anchor in the namespace, skipping names that something else took.
+// highest trusted anchor in the namespace, and than fed's AnchorsAfterAnnotation,
+// skipping names that something else took.
 func (r *FederationReconciler) nextAnchorID(ctx context.Context, fed *fv1.Federation, now time.Time) (string, error) {
+	prefix := "anchor-" + now.Format("20060102") + "-"
+	after, err := anchorsAfter(fed, prefix)
+	if err != nil {
+		return "", err
+	}
 	anchors, err := anchorMetadata(ctx, r.APIReader, fed.Namespace)
 	if err != nil {
 		return "", err
 	}
-	prefix := "anchor-" + now.Format("20060102") + "-"
 	taken := map[string]bool{}
 	next := 1
 	for i := len(anchors) - 1; i >= 0; i-- { // newest first
@@ -152,6 +157,7 @@ func (r *FederationReconciler) nextAnchorID(ctx context.Context, fed *fv1.Federa
 			}
 		}
 	}
+	next = max(next, after+1)
 	for taken[fmt.Sprintf("%s%03d", prefix, next)] {
 		next++
 	}
@@ -159,6 +165,33 @@ func (r *FederationReconciler) nextAnchorID(ctx context.Context, fed *fv1.Federa
 		return "", fmt.Errorf("%s999 is taken: no more anchors today", prefix)
 	}
 	return fmt.Sprintf("%s%03d", prefix, next), nil
+}
+
+// anchorsAfter returns the sequence number that fed's AnchorsAfterAnnotation sets for the
+// day of prefix ("anchor-YYYYMMDD-"): 0 when it is absent or names an earlier day.
+func anchorsAfter(fed *fv1.Federation, prefix string) (int, error) {
+	id, ok := fed.Annotations[fv1.AnchorsAfterAnnotation]
+	if !ok {
+		return 0, nil
+	}
+	bad := fmt.Errorf("annotation %s: %q is not an anchor ID of today or earlier: no anchor is made until it is", fv1.AnchorsAfterAnnotation, id)
+	if len(id) != len(prefix)+3 || !strings.HasPrefix(id, "anchor-") || id[len(prefix)-1] != '-' {
+		return 0, bad
+	}
+	if _, err := time.Parse("20060102", id[len("anchor-"):len(prefix)-1]); err != nil {
+		return 0, bad
+	}
+	seq := id[len(prefix):]
+	n, err := strconv.Atoi(seq)
+	switch day := id[:len(prefix)]; {
+	case err != nil || strings.Trim(seq, "0123456789") != "":
+		return 0, bad
+	case day > prefix: // a day after now: an ID before it could be one it names
+		return 0, bad
+	case day < prefix:
+		return 0, nil
+	}
+	return n, nil
 }
 
 // setLastAnchor records ca as fed's last anchor.

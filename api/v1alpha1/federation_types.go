@@ -19,6 +19,13 @@ const (
 	// AnchorSubmissionsAnnotation on a CrossAnchor is how many submissions the run that
 	// made it bound (decimal), for the request's record.
 	AnchorSubmissionsAnnotation = "federation.cairn.dev/submissions-anchored"
+	// AnchorsAfterAnnotation on a Federation is an anchor ID (anchor-YYYYMMDD-NNN) that
+	// every anchor it makes must follow: on that day its anchors are numbered after it.
+	// A federation restored without its CrossAnchors (docs/OPERATIONS.md, "Backup and
+	// restore") is given its last anchor's ID here, so that it never hands out an ID the
+	// federation it was restored from gave another anchor. A value that is not an anchor
+	// ID, or names a day after the controller's clock, stops anchor runs with an error.
+	AnchorsAfterAnnotation = "federation.cairn.dev/anchors-after"
 )
 
 // TransparencyLogType selects the log that records cross-anchors.

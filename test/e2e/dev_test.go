@@ -91,14 +91,15 @@ func (b *lockedBuffer) String() string {
 }
 
 // startDev runs `cairn dev` in workDir and waits until it prints a line containing until.
-func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProcess {
+// extra flags come last, so they override the free addresses it picks.
+func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ...string) *devProcess {
 	t.Helper()
 	addrs := freeAddresses(t, 3)
-	cmd := exec.CommandContext(ctx, cairnBin, "dev",
+	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
 		"--metrics-bind-address", addrs[1],
-		"--federation-bind-address", addrs[2])
+		"--federation-bind-address", addrs[2]}, extra...)...)
 	cmd.Dir = workDir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

@@ -167,13 +167,13 @@ func (m *operatorMachine) seal(n int) {
 	m.sealed += n
 }
 
-// loggedReceiptFile runs `cairn federation receipts` until it writes the receipt of
-// anchorID with its log proof, and returns the file.
-func (m *operatorMachine) loggedReceiptFile(ctx context.Context, anchorID string) string {
+// loggedReceiptFile runs `cairn federation receipts` (with the flags extra) until it
+// writes the receipt of anchorID with its log proof, and returns the file.
+func (m *operatorMachine) loggedReceiptFile(ctx context.Context, anchorID string, extra ...string) string {
 	m.t.Helper()
 	path := filepath.Join(m.path("receipts"), anchorID+".json")
 	for {
-		out := m.mustRun("federation", "receipts", "--output-dir", m.path("receipts"))
+		out := m.mustRun(append([]string{"federation", "receipts", "--output-dir", m.path("receipts")}, extra...)...)
 		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), `"tlog_entry"`) {
 			return path
 		}
