@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// demoShell runs cairn commands as a reader of the demo would type them: the cairn binary
+// itself, in a directory of the story, with the story's environment, printing each as
+// "<directory>$ cairn <args>" so that it can be copied.
+type demoShell struct {
+	// bin is the cairn binary (os.Executable).
+	bin string
+	// env is the environment of every command: this process's without any CAIRN_*
+	// variable, which would change what the printed command does, plus the story's own.
+	env []string
+	out io.Writer
+}
+
+// newDemoShell returns a shell running bin with the story's variables vars ("NAME=value").
+func newDemoShell(bin string, out io.Writer, vars ...string) *demoShell {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CAIRN_") {
+			env = append(env, kv)
+		}
+	}
+	return &demoShell{bin: bin, env: append(env, vars...), out: out}
+}
+
+// demoResult is what a command did.
+type demoResult struct {
+	code           int
+	stdout, stderr string
+	// dir is where it ran, which the printed output leaves out of paths.
+	dir string
+}
+
+// lastLine is the last non-empty line of the command's standard output.
+func (r demoResult) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	return r.relative(lines[len(lines)-1])
+}
+
+// errorLine is the line of standard error that says why the command failed.
+func (r demoResult) errorLine() string {
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Error: ") || strings.HasPrefix(l, "refused: ") {
+			return r.relative(l)
+		}
+	}
+	return r.relative(lines[len(lines)-1])
+}
+
+// relative makes paths under the command's directory relative to it, as the printed
+// command names them.
+func (r demoResult) relative(s string) string {
+	return strings.ReplaceAll(s, r.dir+string(filepath.Separator), "")
+}
+
+// failure describes a command that did not exit as it should have.
+func (r demoResult) failure(args []string, want string) error {
+	out := strings.TrimSpace(r.stdout + "\n" + r.stderr)
+	return fmt.Errorf("cairn %s exited %d, want %s:\n%s", strings.Join(args, " "), r.code, want, indent(out, "      "))
+}
+
+// run prints the command as it would be typed in dir (named prompt), runs it, and
+// returns what it did. Only a command that could not be started is an error.
+func (s *demoShell) run(ctx context.Context, dir, prompt string, args ...string) (demoResult, error) {
+	fmt.Fprintf(s.out, "   %s$ cairn %s\n", prompt, shellQuote(args))
+	return s.quiet(ctx, dir, args...)
+}
+
+// quiet runs the command without printing it (a repetition of one printed before).
+func (s *demoShell) quiet(ctx context.Context, dir string, args ...string) (demoResult, error) {
+	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd.Dir, cmd.Env = dir, s.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := demoResult{stdout: stdout.String(), stderr: stderr.String(), dir: dir}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		return res, fmt.Errorf("run cairn %s: %w", strings.Join(args, " "), err)
+	}
+	return res, nil
+}
+
+// must runs the command, printed, and requires exit status 0.
+func (s *demoShell) must(ctx context.Context, dir, prompt string, args ...string) (demoResult, error) {
+	res, err := s.run(ctx, dir, prompt, args...)
+	if err == nil && res.code != 0 {
+		err = res.failure(args, "0")
+	}
+	return res, err
+}
+
+// say prints a line of a step's result, indented under its command.
+func (s *demoShell) say(format string, args ...any) {
+	fmt.Fprintf(s.out, "     "+format+"\n", args...)
+}
+
+// shellQuote joins args as a POSIX shell would read them back.
+func shellQuote(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@,+", r))
+		}) < 0 {
+			quoted[i] = a
+			continue
+		}
+		if !strings.ContainsAny(a, "\"$`\\!") {
+			quoted[i] = `"` + a + `"`
+			continue
+		}
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
