@@ -141,10 +141,11 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	}
 	defer func() {
 		say("stopping control plane")
-		err = errors.Join(err, env.Stop())
-		if err == nil {
+		stopErr := env.Stop()
+		if stopErr == nil {
 			say("stopped")
 		}
+		err = errors.Join(err, stopErr)
 	}()
 
 	webhookCA, err := prepareDevWebhooks(o)
@@ -164,13 +165,19 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	go func() { done <- mgr.Start(mgrCtx) }()
 
 	probe := "http://" + dialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
-	if err := waitReady(ctx, probe, done); err != nil {
-		if ctx.Err() == nil { // the manager failed; done is drained
-			return err
+	waitFor := []string{probe}
+	if fedURL := o.federationURL(); fedURL != "" { // it listens a moment after /readyz answers
+		waitFor = append(waitFor, fedURL+"/federation/openapi.json")
+	}
+	for _, url := range waitFor {
+		if err := waitReady(ctx, url, done); err != nil {
+			if ctx.Err() == nil { // the manager failed; done is drained
+				return err
+			}
+			say("interrupted before ready; stopping manager")
+			stopManager()
+			return <-done
 		}
-		say("interrupted before ready; stopping manager")
-		stopManager()
-		return <-done
 	}
 	created, err := ensureDevFederation(ctx, env.Config, o.federationURL())
 	if err != nil {
