@@ -103,7 +103,8 @@ func TestDemoAgainstDevTwice(t *testing.T) {
 // TestDemoFailsOnTamperedState tampers with what the first run left, then runs
 // `cairn dev --demo`: the demo, and dev with it, exits non-zero naming the step that
 // found it. First a kept receipt whose cross-anchor hash is edited (step 5, receipts),
-// then a chain whose sealed call had its token count raised (step 1, seal).
+// then a chain whose sealed call had its token count raised (step 1, seal). Last,
+// `cairn dev --demo --fresh` starts the story over, tampered chain and all.
 func TestDemoFailsOnTamperedState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -130,26 +131,44 @@ func TestDemoFailsOnTamperedState(t *testing.T) {
 	raiseTokens(t, filepath.Join(dir, "demo", "borealis-health", "chain.db"), 2)
 	out = devDemoFails(ctx, t, work, "The demo FAILED at step 1 (seal)")
 	wantOutput(t, out, "borealis-health$ cairn chain verify --db chain.db --full", "the chain of Borealis Health does not verify")
+
+	if code, out := devDemo(ctx, t, work, "--fresh"); code != 0 {
+		t.Fatalf("cairn dev --demo --fresh: exit %d, want 0:\n%s", code, out)
+	} else {
+		wantOutput(t, out, "Cairn demo, run 1:", "sealed as seq 1..3", "Every step held (run 1, 8 steps).", "cairn dev: stopped")
+	}
 }
 
-// devDemoFails runs `cairn dev --demo` in work and requires a non-zero exit, a clean stop
-// and failure in the output; it returns the output.
-func devDemoFails(ctx context.Context, t *testing.T, work, failure string) string {
+// devDemo runs `cairn dev --demo` in work with flags, on free ports, and returns its exit
+// code and output once it stopped, which it must have done cleanly.
+func devDemo(ctx context.Context, t *testing.T, work string, flags ...string) (int, string) {
 	t.Helper()
 	addrs := freeAddresses(t, 4)
-	cmd := exec.CommandContext(ctx, cairnBin, "dev", "--demo", "--assets", assetsDir(t),
+	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev", "--demo", "--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0], "--metrics-bind-address", addrs[1],
-		"--federation-bind-address", addrs[2], "--serve-addr", addrs[3])
+		"--federation-bind-address", addrs[2], "--serve-addr", addrs[3]}, flags...)...)
 	cmd.Dir = work
 	raw, err := cmd.CombinedOutput()
 	out := string(raw)
-	if err == nil {
-		t.Fatalf("cairn dev --demo on tampered state: exit 0, want a failure:\n%s", out)
-	}
-	wantOutput(t, out, failure, "cairn dev: stopped")
+	wantOutput(t, out, "cairn dev: stopped")
 	if _, err := os.Stat(filepath.Join(work, ".cairn-dev", "dev.json")); !os.IsNotExist(err) {
 		t.Errorf("dev.json of a stopped cairn dev was left behind: stat: %v", err)
 	}
+	if err != nil {
+		return exitCode(err), out
+	}
+	return 0, out
+}
+
+// devDemoFails runs `cairn dev --demo` in work and requires a non-zero exit with failure
+// in the output; it returns the output.
+func devDemoFails(ctx context.Context, t *testing.T, work, failure string) string {
+	t.Helper()
+	code, out := devDemo(ctx, t, work)
+	if code == 0 {
+		t.Fatalf("cairn dev --demo on tampered state: exit 0, want a failure:\n%s", out)
+	}
+	wantOutput(t, out, failure)
 	return out
 }
 
