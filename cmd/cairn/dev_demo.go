@@ -38,6 +38,12 @@ func (o *devOptions) logDemoToFile(cmd *cobra.Command) {
 		if err := config.Apply(c.Flags(), os.LookupEnv); err != nil { // --dir may come from CAIRN_DEV_DIR
 			return err
 		}
+		if err := o.completeWebhooks(); err != nil {
+			return err
+		}
+		if o.validate() != nil { // write nothing for a command line that will be refused
+			return pre(c, args)
+		}
 		if err := os.MkdirAll(o.env.Dir, 0o700); err != nil {
 			return err
 		}
