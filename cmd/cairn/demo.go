@@ -156,16 +156,16 @@ func runDemo(ctx context.Context, out io.Writer, t demoTarget) error {
 	}
 	steps := s.steps()
 	for i, st := range steps {
-		fmt.Fprintf(out, "\n%d. %s\n", i+1, st.title)
+		s.sh.printf("\n%d. %s\n", i+1, st.title)
 		held, err := st.run(ctx)
 		if err != nil {
-			fmt.Fprintf(out, "   ✗ %v\n\nThe demo FAILED at step %d (%s): run %d did not hold.\n", err, i+1, st.name, s.run)
+			s.sh.printf("   ✗ %v\n\nThe demo FAILED at step %d (%s): run %d did not hold.\n", err, i+1, st.name, s.run)
 			return silentError{fmt.Errorf("demo step %d (%s): %w", i+1, st.name, err)}
 		}
-		fmt.Fprintf(out, "   ✓ %s\n", held)
+		s.sh.printf("   ✓ %s\n", held)
 	}
-	fmt.Fprintf(out, "\nEvery step held (run %d, %d steps). The federation's public page shows it: %s/\n", s.run, len(steps), t.federationURL)
-	fmt.Fprintf(out, "Run the demo again to continue the story: new spans and segments, a new anchor.\n")
+	s.sh.printf("\nEvery step held (run %d, %d steps). The federation's public page shows it: %s/\n", s.run, len(steps), t.federationURL)
+	s.sh.printf("Run the demo again to continue the story: new spans and segments, a new anchor.\n")
 	return nil
 }
 

@@ -27,7 +27,7 @@ func (s *demoStory) anchor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the admin token: %w", err)
 	}
-	fmt.Fprintf(s.out, "   POST %s/federation/anchor with the admin token of Secret %s (read through %s)\n", s.t.federationURL, secret, s.t.kubeconfig)
+	s.sh.printf("   POST %s/federation/anchor with the admin token of Secret %s (read through %s)\n", s.t.federationURL, secret, s.t.kubeconfig)
 	admin, err := client.New(s.t.federationURL, client.WithAdminToken(token))
 	if err != nil {
 		return "", err
@@ -116,7 +116,7 @@ func (s *demoStory) receipts(ctx context.Context) (string, error) {
 			return "", err
 		}
 		s.sh.say("%s", res.lastLine())
-		if res, err = s.sh.must(ctx, o.dir, o.slug, "federation", "verify", "--config-dir", demoConfigDir, s.receiptOf(o)); err != nil {
+		if res, err = s.sh.must(ctx, o.dir, o.slug, "federation", "verify", "--config-dir", demoConfigDir, s.receipt()); err != nil {
 			return "", err
 		}
 		s.sh.say("%s", res.lastLine())
@@ -124,8 +124,9 @@ func (s *demoStory) receipts(ctx context.Context) (string, error) {
 	return "each receipt recomputes its cross-anchor hash, is signed by the pinned federation key and proves its log entry, with no network", nil
 }
 
-// receiptOf is where o keeps the receipt of this run's anchor, relative to its directory.
-func (s *demoStory) receiptOf(o *demoOrg) string {
+// receipt is where each organization keeps the receipt of this run's anchor, relative to
+// its directory.
+func (s *demoStory) receipt() string {
 	return filepath.Join(demoReceipts, s.anchorID+".json")
 }
 
@@ -145,7 +146,7 @@ func (s *demoStory) verifyKept(ctx context.Context, o *demoOrg) error {
 			return err
 		}
 		if res.code != 0 {
-			fmt.Fprintf(s.out, "   %s$ cairn %s\n", o.slug, shellQuote(args))
+			s.sh.printf("   %s$ cairn %s\n", o.slug, shellQuote(args))
 			s.sh.say("%s", res.lastLine())
 			return fmt.Errorf("%s's receipt %s, kept since an earlier run, does not verify: %s", o.name, rel, res.errorLine())
 		}
@@ -154,7 +155,7 @@ func (s *demoStory) verifyKept(ctx context.Context, o *demoOrg) error {
 	if len(kept) == 1 {
 		what = "its earlier receipt still verifies"
 	}
-	fmt.Fprintf(s.out, "   %-16s %s offline (cairn federation verify --config-dir config receipts/<each>)\n", o.slug, what)
+	s.sh.printf("   %-16s %s offline (cairn federation verify --config-dir config receipts/<each>)\n", o.slug, what)
 	return nil
 }
 
@@ -164,7 +165,7 @@ func (s *demoStory) waitLoggedReceipt(ctx context.Context, o *demoOrg, args []st
 	ctx, cancel := context.WithTimeout(ctx, demoLogWait)
 	defer cancel()
 	for {
-		raw, err := os.ReadFile(o.path(s.receiptOf(o)))
+		raw, err := os.ReadFile(o.path(s.receipt()))
 		if err == nil && bytes.Contains(raw, []byte(`"tlog_entry"`)) {
 			return nil
 		}

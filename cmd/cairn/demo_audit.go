@@ -23,7 +23,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.out, "   auditor          trusts the federation key %s (%s, from /federation/status on its first run)\n", fp, demoAuditorKey)
+	s.sh.printf("   auditor          trusts the federation key %s (%s, from /federation/status on its first run)\n", fp, demoAuditorKey)
 	v, err := s.fed.VerifyAnchor(ctx, s.anchorID)
 	if err != nil {
 		return "", err
@@ -35,10 +35,10 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 		}
 		return "", fmt.Errorf("GET /federation/verify/%s: valid %t, failed checks %v: %s", s.anchorID, v.Valid, failed, reason)
 	}
-	fmt.Fprintf(s.out, "   auditor          GET /federation/verify/%s: valid, %d participants; signature, hash, key history and log inclusion checked\n",
+	s.sh.printf("   auditor          GET /federation/verify/%s: valid, %d participants; signature, hash, key history and log inclusion checked\n",
 		s.anchorID, v.Participants)
 
-	receipt := filepath.Join("..", s.orgs[0].slug, s.receiptOf(s.orgs[0]))
+	receipt := filepath.Join("..", s.orgs[0].slug, s.receipt())
 	args := []string{"federation", "audit", "--config-dir", demoConfigDir, "--federation-key", demoAuditorKey,
 		"--log", s.t.federationURL + "/federation/log", "--receipt", receipt}
 	var left []string
@@ -50,7 +50,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 		args = append(args, "--export", filepath.Join("..", o.slug, o.export))
 	}
 	for _, slug := range left {
-		fmt.Fprintf(s.out, "   %-16s signs with its rotated key, whose ID is not its operator ID: audit cannot tie that export to the anchor, so it is left out\n", slug)
+		s.sh.printf("   %-16s signs with its rotated key, whose ID is not its operator ID: audit cannot tie that export to the anchor, so it is left out\n", slug)
 	}
 	res, err := s.sh.must(ctx, s.auditor, "auditor", args...)
 	if err != nil {

@@ -75,7 +75,7 @@ func (r demoResult) failure(args []string, want string) error {
 // run prints the command as it would be typed in dir (named prompt), runs it, and
 // returns what it did. Only a command that could not be started is an error.
 func (s *demoShell) run(ctx context.Context, dir, prompt string, args ...string) (demoResult, error) {
-	fmt.Fprintf(s.out, "   %s$ cairn %s\n", prompt, shellQuote(args))
+	s.printf("   %s$ cairn %s\n", prompt, shellQuote(args))
 	return s.quiet(ctx, dir, args...)
 }
 
@@ -108,7 +108,12 @@ func (s *demoShell) must(ctx context.Context, dir, prompt string, args ...string
 
 // say prints a line of a step's result, indented under its command.
 func (s *demoShell) say(format string, args ...any) {
-	fmt.Fprintf(s.out, "     "+format+"\n", args...)
+	s.printf("     "+format+"\n", args...)
+}
+
+// printf prints to the story. Nothing is to be done about a terminal that went away.
+func (s *demoShell) printf(format string, args ...any) {
+	_, _ = fmt.Fprintf(s.out, format, args...)
 }
 
 // shellQuote joins args as a POSIX shell would read them back.
@@ -116,7 +121,7 @@ func shellQuote(args []string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@,+", r))
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_./=:@,+", r)
 		}) < 0 {
 			quoted[i] = a
 			continue

@@ -66,11 +66,11 @@ func newDemoStory(ctx context.Context, out io.Writer, t demoTarget) (*demoStory,
 		return nil, err
 	}
 	where := filepath.Join(t.dir, demoDir)
-	fmt.Fprintf(out, "Cairn demo, run %d: three organizations seal their model calls and cross-anchor them\n", s.run)
-	fmt.Fprintf(out, "  federation  %s (public page %s/), Federation %s\n", t.federationURL, t.federationURL, t.federation)
-	fmt.Fprintf(out, "  state       %s/<org>/: HMAC secret, Ed25519 keys, client config, chain.db, exports, receipts\n", where)
-	fmt.Fprintf(out, "  commands    run in %s/<org>/ (the prompt names it) with\n", where)
-	fmt.Fprintf(out, "              export CAIRN_FEDERATION_URL=%s CAIRN_HMAC_SECRET_FILE=%s\n", t.federationURL, demoSecretFile)
+	s.sh.printf("Cairn demo, run %d: three organizations seal their model calls and cross-anchor them\n", s.run)
+	s.sh.printf("  federation  %s (public page %s/), Federation %s\n", t.federationURL, t.federationURL, t.federation)
+	s.sh.printf("  state       %s/<org>/: HMAC secret, Ed25519 keys, client config, chain.db, exports, receipts\n", where)
+	s.sh.printf("  commands    run in %s/<org>/ (the prompt names it) with\n", where)
+	s.sh.printf("              export CAIRN_FEDERATION_URL=%s CAIRN_HMAC_SECRET_FILE=%s\n", t.federationURL, demoSecretFile)
 	return s, nil
 }
 
@@ -95,7 +95,7 @@ func (s *demoStory) seal(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s's app: %w", o.name, err)
 		}
-		fmt.Fprintf(s.out, "   %-16s %d gen_ai spans to %s/v1/traces, sealed as seq %d..%d\n", o.slug, o.spans, url, first, last)
+		s.sh.printf("   %-16s %d gen_ai spans to %s/v1/traces, sealed as seq %d..%d\n", o.slug, o.spans, url, first, last)
 	}
 	for _, o := range s.orgs {
 		res, err := s.sh.must(ctx, o.dir, o.slug, "chain", "verify", "--db", "chain.db", "--full")

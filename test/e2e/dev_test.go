@@ -90,17 +90,17 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startDev runs `cairn dev` in workDir, on free ports and with flags, and waits until it
-// prints a line containing until.
-func startDev(ctx context.Context, t *testing.T, workDir, until string, flags ...string) *devProcess {
+// startDev runs `cairn dev` in workDir, on free ports, and waits until it prints a line
+// containing until.
+func startDev(ctx context.Context, t *testing.T, workDir, until string) *devProcess {
 	t.Helper()
 	addrs := freeAddresses(t, 4)
-	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev",
+	cmd := exec.CommandContext(ctx, cairnBin, "dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
 		"--metrics-bind-address", addrs[1],
 		"--federation-bind-address", addrs[2],
-		"--serve-addr", addrs[3]}, flags...)...)
+		"--serve-addr", addrs[3])
 	cmd.Dir = workDir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
