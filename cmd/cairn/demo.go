@@ -159,14 +159,24 @@ func runDemo(ctx context.Context, out io.Writer, t demoTarget) error {
 		s.sh.printf("\n%d. %s\n", i+1, st.title)
 		held, err := st.run(ctx)
 		if err != nil {
-			s.sh.printf("   ✗ %v\n\nThe demo FAILED at step %d (%s): run %d did not hold.\n", err, i+1, st.name, s.run)
+			s.sh.printf("%s\n\nThe demo FAILED at step %d (%s): run %d did not hold.\n", wrapError(err), i+1, st.name, s.run)
 			return silentError{fmt.Errorf("demo step %d (%s): %w", i+1, st.name, err)}
 		}
-		s.sh.printf("   ✓ %s\n", held)
+		s.sh.printf("%s\n", wrap("   ✓ ", held))
 	}
 	s.sh.printf("\nEvery step held (run %d, %d steps). The federation's public page shows it: %s/\n", s.run, len(steps), t.federationURL)
 	s.sh.printf("Run the demo again to continue the story: new spans and segments, a new anchor.\n")
 	return nil
+}
+
+// wrapError fills the first line of err's message like a held step's, and keeps the rest
+// (a command's output) as it is.
+func wrapError(err error) string {
+	first, rest, found := strings.Cut(err.Error(), "\n")
+	if !found {
+		return wrap("   ✗ ", first)
+	}
+	return wrap("   ✗ ", first) + "\n" + rest
 }
 
 // nextRun counts this run in dir's run counter and returns its number.

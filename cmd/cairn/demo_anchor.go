@@ -27,7 +27,7 @@ func (s *demoStory) anchor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the admin token: %w", err)
 	}
-	s.sh.printf("   POST %s/federation/anchor with the admin token of Secret %s (read through %s)\n", s.t.federationURL, secret, s.t.kubeconfig)
+	s.sh.note("", "POST %s/federation/anchor with the admin token of Secret %s (read through %s)", s.t.federationURL, secret, s.t.kubeconfig)
 	admin, err := client.New(s.t.federationURL, client.WithAdminToken(token))
 	if err != nil {
 		return "", err
@@ -146,7 +146,7 @@ func (s *demoStory) verifyKept(ctx context.Context, o *demoOrg) error {
 			return err
 		}
 		if res.code != 0 {
-			s.sh.printf("   %s$ cairn %s\n", o.slug, shellQuote(args))
+			s.sh.printf("%s\n", commandLine(o.slug, args))
 			s.sh.say("%s", res.lastLine())
 			return fmt.Errorf("%s's receipt %s, kept since an earlier run, does not verify: %s", o.name, rel, res.errorLine())
 		}
@@ -155,7 +155,7 @@ func (s *demoStory) verifyKept(ctx context.Context, o *demoOrg) error {
 	if len(kept) == 1 {
 		what = "its earlier receipt still verifies"
 	}
-	s.sh.printf("   %-16s %s offline (cairn federation verify --config-dir config receipts/<each>)\n", o.slug, what)
+	s.sh.note(o.slug, "%s offline (cairn federation verify --config-dir config receipts/<each>)", what)
 	return nil
 }
 

@@ -23,7 +23,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.sh.printf("   auditor          trusts the federation key %s (%s, from /federation/status on its first run)\n", fp, demoAuditorKey)
+	s.sh.note("auditor", "trusts the federation key %.16s... (%s, from /federation/status on its first run)", fp, demoAuditorKey)
 	v, err := s.fed.VerifyAnchor(ctx, s.anchorID)
 	if err != nil {
 		return "", err
@@ -35,7 +35,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 		}
 		return "", fmt.Errorf("GET /federation/verify/%s: valid %t, failed checks %v: %s", s.anchorID, v.Valid, failed, reason)
 	}
-	s.sh.printf("   auditor          GET /federation/verify/%s: valid, %d participants; signature, hash, key history and log inclusion checked\n",
+	s.sh.note("auditor", "GET /federation/verify/%s: valid, %d participants; signature, hash, key history and log inclusion checked",
 		s.anchorID, v.Participants)
 
 	receipt := filepath.Join("..", s.orgs[0].slug, s.receipt())
@@ -50,7 +50,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 		args = append(args, "--export", filepath.Join("..", o.slug, o.export))
 	}
 	for _, slug := range left {
-		s.sh.printf("   %-16s signs with its rotated key, whose ID is not its operator ID: audit cannot tie that export to the anchor, so it is left out\n", slug)
+		s.sh.note(slug, "signs with its rotated key, whose ID is not its operator ID: audit cannot tie that export to the anchor, so it is left out")
 	}
 	res, err := s.sh.must(ctx, s.auditor, "auditor", args...)
 	if err != nil {

@@ -44,7 +44,7 @@ func (s *demoStory) register(ctx context.Context) (string, error) {
 		}
 		switch sum.Phase {
 		case "Active":
-			s.sh.printf("   %-16s registered as %s (Active), signing with %s/: not registered again\n", o.slug, rec.OperatorID, keyDir)
+			s.sh.note(o.slug, "registered as %s (Active), signing with %s/: not registered again", rec.OperatorID, keyDir)
 			o.operatorID = rec.OperatorID
 			if o.keyID, err = keyIDOf(o, keyDir); err != nil {
 				return "", err
@@ -93,14 +93,14 @@ func (s *demoStory) operatorRecord(o *demoOrg) (*clientconfig.Operator, error) {
 	if err := cfg.SetDefaultService(url); err != nil {
 		return nil, err
 	}
-	s.sh.printf("   %-16s the federation moved from %s; it presents the keys pinned there, so its record moves with it\n", o.slug, old)
+	s.sh.note(o.slug, "the federation moved from %s; it presents the keys pinned there, so its record moves with it", old)
 	return &moved, nil
 }
 
 // rejoin shows that the withdrawn operator's key is refused, then registers o again under
 // a new key, as a new operator.
 func (s *demoStory) rejoin(ctx context.Context, o *demoOrg, oldID, oldDir string) error {
-	s.sh.printf("   %-16s withdrew as %s; an operator ID is never registered again, nor any key it held:\n", o.slug, oldID)
+	s.sh.note(o.slug, "withdrew as %s; an operator ID is never registered again, nor any key it held:", oldID)
 	args := registerArgs(o, oldDir)
 	res, err := s.sh.run(ctx, o.dir, o.slug, args...)
 	if err != nil {

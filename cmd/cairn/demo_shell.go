@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // demoShell runs cairn commands as a reader of the demo would type them: the cairn binary
@@ -75,7 +76,7 @@ func (r demoResult) failure(args []string, want string) error {
 // run prints the command as it would be typed in dir (named prompt), runs it, and
 // returns what it did. Only a command that could not be started is an error.
 func (s *demoShell) run(ctx context.Context, dir, prompt string, args ...string) (demoResult, error) {
-	s.printf("   %s$ cairn %s\n", prompt, shellQuote(args))
+	s.printf("%s\n", commandLine(prompt, args))
 	return s.quiet(ctx, dir, args...)
 }
 
@@ -111,9 +112,47 @@ func (s *demoShell) say(format string, args ...any) {
 	s.printf("     "+format+"\n", args...)
 }
 
+// note prints a line of the story about who (an organization, "auditor"), filled to
+// commandWidth; with who "" it is not indented under a name.
+func (s *demoShell) note(who, format string, args ...any) {
+	first := "   "
+	if who != "" {
+		first = fmt.Sprintf("   %-16s ", who)
+	}
+	s.printf("%s\n", wrap(first, fmt.Sprintf(format, args...)))
+}
+
 // printf prints to the story. Nothing is to be done about a terminal that went away.
 func (s *demoShell) printf(format string, args ...any) {
 	_, _ = fmt.Fprintf(s.out, format, args...)
+}
+
+// commandWidth is how wide a printed command may grow before it is continued on the next
+// line.
+const commandWidth = 100
+
+// commandLine is the command as typed at prompt: "   <prompt>$ cairn <args>", continued
+// with a backslash before an option (and its value) that would pass commandWidth.
+func commandLine(prompt string, args []string) string {
+	const cont = "       "
+	var b strings.Builder
+	b.WriteString("   " + prompt + "$ cairn")
+	width := b.Len()
+	for i := 0; i < len(args); i++ {
+		unit := shellQuote(args[i : i+1])
+		if strings.HasPrefix(args[i], "--") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			i++
+			unit += " " + shellQuote(args[i:i+1])
+		}
+		if strings.HasPrefix(unit, "--") && width+1+len(unit) > commandWidth {
+			b.WriteString(" \\\n" + cont + unit)
+			width = len(cont) + len(unit)
+			continue
+		}
+		b.WriteString(" " + unit)
+		width += 1 + len(unit)
+	}
+	return b.String()
 }
 
 // shellQuote joins args as a POSIX shell would read them back.
@@ -133,6 +172,30 @@ func shellQuote(args []string) string {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(quoted, " ")
+}
+
+// wrap fills text into lines of at most commandWidth, the first starting with first and
+// the others with as many spaces.
+func wrap(first, text string) string {
+	var b strings.Builder
+	b.WriteString(first)
+	width := utf8.RuneCountInString(first)
+	rest := strings.Repeat(" ", width)
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case width+1+n > commandWidth:
+			b.WriteString("\n" + rest)
+			width = len(rest)
+		default:
+			b.WriteString(" ")
+			width++
+		}
+		b.WriteString(word)
+		width += n
+	}
+	return b.String()
 }
 
 // indent prefixes every line of s.

@@ -95,7 +95,7 @@ func (s *demoStory) seal(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s's app: %w", o.name, err)
 		}
-		s.sh.printf("   %-16s %d gen_ai spans to %s/v1/traces, sealed as seq %d..%d\n", o.slug, o.spans, url, first, last)
+		s.sh.note(o.slug, "%d gen_ai spans to %s/v1/traces, sealed as seq %d..%d", o.spans, url, first, last)
 	}
 	for _, o := range s.orgs {
 		res, err := s.sh.must(ctx, o.dir, o.slug, "chain", "verify", "--db", "chain.db", "--full")

@@ -81,3 +81,52 @@ func TestDemoResultNamesPathsAsTyped(t *testing.T) {
 		t.Errorf("errorLine = %q, want %q", got, want)
 	}
 }
+
+func TestCommandLineContinuesLongCommands(t *testing.T) {
+	short := commandLine("acme-research", []string{"chain", "verify", "--db", "chain.db", "--full"})
+	if short != "   acme-research$ cairn chain verify --db chain.db --full" {
+		t.Errorf("short command: %q", short)
+	}
+	long := commandLine("auditor", []string{"federation", "audit", "--config-dir", "config", "--federation-key", "federation.pem",
+		"--log", "http://127.0.0.1:8088/federation/log", "--receipt", "../acme-research/receipts/anchor-20261126-001.json",
+		"--export", "../acme-research/exports/run-1.json", "--export", "../borealis-health/exports/run-1.json"})
+	lines := strings.Split(long, "\n")
+	if len(lines) < 2 {
+		t.Fatalf("a long command was not continued:\n%s", long)
+	}
+	for i, l := range lines {
+		if len(l) > commandWidth+2 {
+			t.Errorf("line %d is %d wide: %q", i, len(l), l)
+		}
+		if i < len(lines)-1 && !strings.HasSuffix(l, " \\") {
+			t.Errorf("line %d does not continue: %q", i, l)
+		}
+		if i > 0 && !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			t.Errorf("line %d does not start with an option: %q", i, l)
+		}
+	}
+	if joined := strings.ReplaceAll(long, " \\\n       ", " "); !strings.HasSuffix(joined, "--export ../borealis-health/exports/run-1.json") ||
+		strings.Contains(strings.TrimSpace(joined), "  ") {
+		t.Errorf("the continued command does not read back as one: %q", joined)
+	}
+}
+
+func TestWrapFillsLines(t *testing.T) {
+	text := strings.Repeat("every span is an entry of its organization's HMAC chain ", 5)
+	got := wrap("   ✓ ", text)
+	lines := strings.Split(got, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "   ✓ every") {
+		t.Fatalf("wrap:\n%s", got)
+	}
+	for i, l := range lines {
+		if len([]rune(l)) > commandWidth {
+			t.Errorf("line %d is %d wide: %q", i, len([]rune(l)), l)
+		}
+		if i > 0 && !strings.HasPrefix(l, "     ") {
+			t.Errorf("line %d is not indented under the first: %q", i, l)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != "✓ "+strings.TrimSpace(text) {
+		t.Errorf("wrap changed the words:\n%s", got)
+	}
+}

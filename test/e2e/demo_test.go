@@ -37,7 +37,7 @@ func mustDemo(ctx context.Context, t *testing.T, dir string, want ...string) (st
 	if code != 0 {
 		t.Fatalf("cairn demo: exit %d, want 0:\n%s", code, out)
 	}
-	wantOutput(t, out, want...)
+	wantStory(t, out, want...)
 	if n := strings.Count(out, "\n   ✓ "); n != 8 {
 		t.Fatalf("cairn demo: %d steps held, want 8:\n%s", n, out)
 	}
@@ -94,7 +94,7 @@ func TestDemoAgainstDevTwice(t *testing.T) {
 	if second == first {
 		t.Errorf("the second run anchored %s again, want a new anchor", first)
 	}
-	if !strings.Contains(out, "Cobalt Labs rejoined as op_") {
+	if !strings.Contains(oneLine(out), "Cobalt Labs rejoined as op_") {
 		t.Errorf("the second run does not say that Cobalt Labs rejoined under a new ID:\n%s", out)
 	}
 	dev.interrupt(t)
@@ -124,18 +124,18 @@ func TestDemoFailsOnTamperedState(t *testing.T) {
 	forged[i] = flipHex(forged[i])
 	writeFile(t, filepath.Dir(receipt), filepath.Base(receipt), forged)
 	out := devDemoFails(ctx, t, work, "The demo FAILED at step 5 (receipts)")
-	wantOutput(t, out, "Acme Research's receipt receipts/"+anchor+".json, kept since an earlier run, does not verify",
+	wantStory(t, out, "Acme Research's receipt receipts/"+anchor+".json, kept since an earlier run, does not verify",
 		"MISMATCH  receipt receipts/"+anchor+".json does not verify")
 
 	writeFile(t, filepath.Dir(receipt), filepath.Base(receipt), original)
 	raiseTokens(t, filepath.Join(dir, "demo", "borealis-health", "chain.db"), 2)
 	out = devDemoFails(ctx, t, work, "The demo FAILED at step 1 (seal)")
-	wantOutput(t, out, "borealis-health$ cairn chain verify --db chain.db --full", "the chain of Borealis Health does not verify")
+	wantStory(t, out, "borealis-health$ cairn chain verify --db chain.db --full", "the chain of Borealis Health does not verify")
 
 	if code, out := devDemo(ctx, t, work, "--fresh"); code != 0 {
 		t.Fatalf("cairn dev --demo --fresh: exit %d, want 0:\n%s", code, out)
 	} else {
-		wantOutput(t, out, "Cairn demo, run 1:", "sealed as seq 1..3", "Every step held (run 1, 8 steps).", "cairn dev: stopped")
+		wantStory(t, out, "Cairn demo, run 1:", "sealed as seq 1..3", "Every step held (run 1, 8 steps).", "cairn dev: stopped")
 	}
 }
 
@@ -168,7 +168,7 @@ func devDemoFails(ctx context.Context, t *testing.T, work, failure string) strin
 	if code == 0 {
 		t.Fatalf("cairn dev --demo on tampered state: exit 0, want a failure:\n%s", out)
 	}
-	wantOutput(t, out, failure)
+	wantStory(t, out, failure)
 	return out
 }
 
@@ -198,6 +198,23 @@ func raiseTokens(t *testing.T, path string, seq int64) {
 	if _, err := db.Exec("UPDATE chain SET canonical_body = ? WHERE seq = ?", edited, seq); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// wantStory requires every one of wants in the story out, whose lines may be filled
+// (and commands continued) anywhere a space is.
+func wantStory(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	story := oneLine(out)
+	for _, w := range wants {
+		if !strings.Contains(story, oneLine(w)) {
+			t.Fatalf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// oneLine turns every run of white space, and a command's continuation, into one space.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, " \\\n", " ")), " ")
 }
 
 // flipHex turns a hex digit into another.
