@@ -53,8 +53,8 @@ func (s *demoStory) anchor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.sh.say("%s binds %d operators' chain signatures: cross_anchor_hash %s..., anchored at %s, log index %d",
-		a.AnchorID, len(a.ParticipatingOperators), a.CrossAnchorHash[:16], a.AnchoredAt, *rec.TLogLogIndex)
+	s.sh.printf("%s\n", wrap("     ", fmt.Sprintf("%s binds %d operators' chain signatures: cross_anchor_hash %.16s..., anchored at %s, log index %d",
+		a.AnchorID, len(a.ParticipatingOperators), a.CrossAnchorHash, a.AnchoredAt, *rec.TLogLogIndex)))
 	return "one hash binds the latest chain signature of each organization; the federation signed it, and its transparency log holds it", nil
 }
 

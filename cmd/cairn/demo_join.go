@@ -44,7 +44,7 @@ func (s *demoStory) register(ctx context.Context) (string, error) {
 		}
 		switch sum.Phase {
 		case "Active":
-			s.sh.note(o.slug, "registered as %s (Active), signing with %s/: not registered again", rec.OperatorID, keyDir)
+			s.sh.note(o.slug, "already registered: %s, Active, signing with %s/", rec.OperatorID, keyDir)
 			o.operatorID = rec.OperatorID
 			if o.keyID, err = keyIDOf(o, keyDir); err != nil {
 				return "", err
@@ -100,7 +100,7 @@ func (s *demoStory) operatorRecord(o *demoOrg) (*clientconfig.Operator, error) {
 // rejoin shows that the withdrawn operator's key is refused, then registers o again under
 // a new key, as a new operator.
 func (s *demoStory) rejoin(ctx context.Context, o *demoOrg, oldID, oldDir string) error {
-	s.sh.note(o.slug, "withdrew as %s; an operator ID is never registered again, nor any key it held:", oldID)
+	s.sh.note(o.slug, "withdrew as %s; an operator ID is never registered again, nor any key it held, so its old key is refused:", oldID)
 	args := registerArgs(o, oldDir)
 	res, err := s.sh.run(ctx, o.dir, o.slug, args...)
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *demoStory) rejoin(ctx context.Context, o *demoOrg, oldID, oldDir string
 	if res.code == 0 || !strings.Contains(res.stderr, "key_already_registered") {
 		return res.failure(args, "1, key_already_registered")
 	}
-	s.sh.say("refused, as it must be: %s", strings.TrimPrefix(res.errorLine(), "Error: "))
+	s.sh.say("%s", res.errorLine())
 	dir := o.nextKeyDir()
 	if err := s.keygen(ctx, o, dir, "operator_id"); err != nil {
 		return err
