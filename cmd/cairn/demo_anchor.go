@@ -115,11 +115,11 @@ func (s *demoStory) receipts(ctx context.Context) (string, error) {
 		if err := s.waitLoggedReceipt(ctx, o, args); err != nil {
 			return "", err
 		}
-		s.sh.say("%s", res.lastLine())
+		s.sh.output(res.lastLine())
 		if res, err = s.sh.must(ctx, o.dir, o.slug, "federation", "verify", "--config-dir", demoConfigDir, s.receipt()); err != nil {
 			return "", err
 		}
-		s.sh.say("%s", res.lastLine())
+		s.sh.output(res.lastLine())
 	}
 	return "each receipt recomputes its cross-anchor hash, is signed by the pinned federation key and proves its log entry, with no network", nil
 }
@@ -147,7 +147,7 @@ func (s *demoStory) verifyKept(ctx context.Context, o *demoOrg) error {
 		}
 		if res.code != 0 {
 			s.sh.printf("%s\n", commandLine(o.slug, args))
-			s.sh.say("%s", res.lastLine())
+			s.sh.output(res.lastLine())
 			return fmt.Errorf("%s's receipt %s, kept since an earlier run, does not verify: %s", o.name, rel, res.errorLine())
 		}
 	}

@@ -56,7 +56,7 @@ func (s *demoStory) audit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.sh.say("%s", res.lastLine())
+	s.sh.output(res.lastLine())
 	return "the receipt verifies; each export's bodies, links, Merkle root and signature verify, and the receipt binds its chain_signature; the log holds the anchor, proved against its checkpoint read now", nil
 }
 

@@ -109,7 +109,7 @@ func (s *demoStory) rejoin(ctx context.Context, o *demoOrg, oldID, oldDir string
 	if res.code == 0 || !strings.Contains(res.stderr, "key_already_registered") {
 		return res.failure(args, "1, key_already_registered")
 	}
-	s.sh.say("%s", res.errorLine())
+	s.sh.output(res.errorLine())
 	dir := o.nextKeyDir()
 	if err := s.keygen(ctx, o, dir, "operator_id"); err != nil {
 		return err
@@ -127,7 +127,7 @@ func (s *demoStory) keygen(ctx context.Context, o *demoOrg, dir, show string) er
 	}
 	for _, line := range strings.Split(res.stdout, "\n") {
 		if strings.HasPrefix(line, show) {
-			s.sh.say("%s", res.relative(line))
+			s.sh.output(res.relative(line))
 		}
 	}
 	return nil
@@ -141,7 +141,7 @@ func (s *demoStory) registerKey(ctx context.Context, o *demoOrg, dir string) err
 	}
 	o.operatorID = strings.TrimSpace(res.stdout)
 	o.keyID = o.operatorID
-	s.sh.say("%s", o.operatorID)
+	s.sh.output(o.operatorID)
 	return nil
 }
 

@@ -107,9 +107,9 @@ func (s *demoShell) must(ctx context.Context, dir, prompt string, args ...string
 	return res, err
 }
 
-// say prints a line of a step's result, indented under its command.
-func (s *demoShell) say(format string, args ...any) {
-	s.printf("     "+format+"\n", args...)
+// output prints a line a command printed, indented under the command.
+func (s *demoShell) output(line string) {
+	s.printf("     %s\n", line)
 }
 
 // note prints a line of the story about who (an organization, "auditor"), filled to

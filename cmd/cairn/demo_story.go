@@ -102,7 +102,7 @@ func (s *demoStory) seal(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("the chain of %s does not verify: %w", o.name, err)
 		}
-		s.sh.say("%s", res.lastLine())
+		s.sh.output(res.lastLine())
 	}
 	return "every span is an entry of its organization's HMAC chain, and each chain verifies entry by entry", nil
 }
@@ -119,7 +119,7 @@ func (s *demoStory) submit(ctx context.Context) (string, error) {
 		if !strings.HasPrefix(res.lastLine(), "accepted ") {
 			return "", fmt.Errorf("%s submitted nothing: %s", o.name, strings.TrimSpace(res.stderr))
 		}
-		s.sh.say("%s", res.lastLine())
+		s.sh.output(res.lastLine())
 	}
 	return "the federation checked each export's signature under its operator's key, and that it continues the operator's last accepted segment", nil
 }
@@ -136,7 +136,7 @@ func (s *demoStory) rotate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.sh.say("%s", res.lastLine())
+	s.sh.output(res.lastLine())
 	return fmt.Sprintf("%s keeps its operator ID under the new key; the rotation is logged, and the federation takes only the new key's signatures from now on", o.operatorID), nil
 }
 
@@ -147,7 +147,7 @@ func (s *demoStory) withdraw(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.sh.say("%s", res.lastLine())
+	s.sh.output(res.lastLine())
 	sum, err := s.fed.Operator(ctx, o.operatorID, client.PageOptions{Limit: 1})
 	if err != nil {
 		return "", err
