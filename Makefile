@@ -86,6 +86,16 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 5m) and keep the interestin
 dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager (DEV_FLAGS=--fresh starts over).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev $(DEV_FLAGS)
 
+DEV_DIR ?= .cairn-dev
+
+.PHONY: demo
+demo: build setup-envtest ## Tell the whole story: three organizations, one federation (against a running `make dev`, else its own).
+	@if "$(CAIRN)" demo --check --dir "$(DEV_DIR)" 2>/dev/null; then \
+		"$(CAIRN)" demo --dir "$(DEV_DIR)"; \
+	else \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" "$(CAIRN)" dev --demo --dir "$(DEV_DIR)" $(DEV_FLAGS); \
+	fi
+
 ##@ Build
 
 .PHONY: build

@@ -35,6 +35,8 @@ type devOptions struct {
 	apiKey string
 	// createFederation creates devFederation when absent (dev_federation.go).
 	createFederation bool
+	// demo runs the demo once ready, then stops.
+	demo bool
 }
 
 func newDevOptions() *devOptions {
@@ -45,6 +47,8 @@ func newDevOptions() *devOptions {
 	m.LogDir = "" // <dir>/tlog unless --log-dir says otherwise
 	m.FederationBindAddress = "127.0.0.1:8088"
 	m.Federation = devFederation.Namespace + "/" + devFederation.Name
+	// On 127.0.0.1, on a free port, with certificates made at each start (dev_webhooks.go).
+	m.Webhooks = operator.WebhookOptions{Enable: true}
 	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080"}
 }
 
@@ -57,6 +61,7 @@ func (o *devOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.apiKey, "api-key", "", "API key the chain service's /api routes require (prefer CAIRN_API_KEY)")
 	fs.BoolVar(&o.createFederation, "create-federation", true, "create the Federation "+devFederation.String()+" when absent; false to apply your own (a restore)")
 	o.manager.AddFlags(cmd.Flags())
+	o.addDemoFlags(cmd)
 }
 
 func (o *devOptions) validate() error {
@@ -70,6 +75,9 @@ func (o *devOptions) validate() error {
 		if err := checkListen("--serve-addr", o.serveAddr, o.apiKey); err != nil {
 			return err
 		}
+	}
+	if o.demo && o.manager.FederationBindAddress == "0" {
+		return errors.New("--demo needs the federation API: --federation-bind-address must not be 0")
 	}
 	return o.manager.Validate()
 }
@@ -86,11 +94,24 @@ manager until interrupted. The manager runs as ` + admission.ManagerUsername + `
 the one user the policy lets create CrossAnchors and Submissions and write status; the
 kubeconfig's administrator cannot.
 
+The manager serves the admission webhooks of config/webhook on 127.0.0.1 (on a free port
+unless --webhook-port names one), with a CA and a serving certificate made at each start
+in <dir>/webhook-certs (--webhook-cert-dir), and the webhook configuration calls it there:
+kubectl apply of a FederationOperator or Submission the controllers would refuse is
+refused at once. --enable-webhooks=false removes that configuration instead.
+
 Beside them runs the local chain service (cairn serve) on --serve-addr, over
 <dir>/chain.db, with an HMAC secret (<dir>/chain-secret.hex) and an operator key that
-signs exports (<dir>/operator-key.pem), both made on the first start and kept.`,
+signs exports (<dir>/operator-key.pem), both made on the first start and kept.
+
+Once ready, <dir>/dev.json says where the federation API answers, for cairn demo.
+--demo runs the demo then (its logs go to <dir>/dev.log) and stops; the exit status is
+the demo's. --fresh deletes the cluster state, the embedded log and the demo's state.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.completeWebhooks(); err != nil {
+				return err
+			}
 			if err := opts.validate(); err != nil {
 				return usageError{err}
 			}
@@ -99,6 +120,7 @@ signs exports (<dir>/operator-key.pem), both made on the first start and kept.`,
 	}
 	opts.addFlags(cmd)
 	addClusterFlags(cmd)
+	opts.logDemoToFile(cmd)
 	return cmd
 }
 
@@ -106,6 +128,11 @@ signs exports (<dir>/operator-key.pem), both made on the first start and kept.`,
 func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say := func(format string, args ...any) { _, _ = fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
 
+	if o.env.Fresh {
+		if err := o.startOver(); err != nil {
+			return err
+		}
+	}
 	say("starting control plane from %s", o.env.AssetsDir)
 	env, err := devenv.Start(ctx, o.env)
 	if err != nil {
@@ -117,12 +144,17 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	}
 	defer func() {
 		say("stopping control plane")
-		err = errors.Join(err, env.Stop())
-		if err == nil {
+		stopErr := env.Stop()
+		if stopErr == nil {
 			say("stopped")
 		}
+		err = errors.Join(err, stopErr)
 	}()
 
+	webhookCA, err := prepareDevWebhooks(o)
+	if err != nil {
+		return err
+	}
 	if o.manager.LogDir == "" {
 		o.manager.LogDir = filepath.Join(o.env.Dir, "tlog")
 	}
@@ -136,13 +168,19 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	go func() { done <- mgr.Start(mgrCtx) }()
 
 	probe := "http://" + dialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
-	if err := waitReady(ctx, probe, done); err != nil {
-		if ctx.Err() == nil { // the manager failed; done is drained
-			return err
+	waitFor := []string{probe}
+	if fedURL := o.federationURL(); fedURL != "" { // it listens a moment after /readyz answers
+		waitFor = append(waitFor, fedURL+"/federation/openapi.json")
+	}
+	for _, url := range waitFor {
+		if err := waitReady(ctx, url, done); err != nil {
+			if ctx.Err() == nil { // the manager failed; done is drained
+				return err
+			}
+			say("interrupted before ready; stopping manager")
+			stopManager()
+			return <-done
 		}
-		say("interrupted before ready; stopping manager")
-		stopManager()
-		return <-done
 	}
 	created, err := o.devFederation(ctx, env.Config, say)
 	if err != nil {
@@ -151,6 +189,10 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	}
 	if created {
 		say("federation     created %s/%s with the embedded log in %s", devFederation.Namespace, devFederation.Name, o.manager.LogDir)
+	}
+	if err := installDevWebhooks(ctx, env.Config, o, webhookCA); err != nil {
+		stopManager()
+		return errors.Join(fmt.Errorf("install the admission webhooks: %w", err), <-done)
 	}
 	chainURL, stopChain := startDevChain(ctx, o, say)
 	defer func() {
@@ -164,9 +206,11 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
 	say("CRDs           %s", strings.Join(env.CRDs, ", "))
 	say("admission      only the manager (%s) creates CrossAnchors and Submissions and writes status", admission.ManagerUsername)
+	o.sayWebhooks(say)
 	say("manager        %s", probe)
-	if o.manager.FederationBindAddress != "0" {
-		say("federation API http://%s/federation/status (docs /federation/openapi.json)", dialAddress(o.manager.FederationBindAddress))
+	if fedURL := o.federationURL(); fedURL != "" {
+		say("federation API %s/federation/status (docs /federation/openapi.json)", fedURL)
+		say("public page    %s/ (operators, anchors, the log; drop a receipt to check it)", fedURL)
 	}
 	if o.manager.MetricsBindAddress != "0" {
 		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))
@@ -174,35 +218,67 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if chainURL != "" {
 		say("chain service  %s (API docs %s/docs, chain %s)", chainURL, chainURL, filepath.Join(o.env.Dir, devenv.ChainDBFile))
 	}
-	say("ready; press Ctrl-C to stop")
+	removeState, err := o.writeDevState()
+	if err != nil {
+		stopManager()
+		return errors.Join(err, <-done)
+	}
+	defer func() { err = errors.Join(err, removeState()) }()
 
-	select {
-	case err := <-done:
-		return fmt.Errorf("manager stopped: %w", err)
-	case <-ctx.Done():
+	var demoErr error
+	if o.demo {
+		say("ready; running the demo (again later: cairn demo --dir %s, or make demo)", o.env.Dir)
+		if t, err := o.demoTarget(env.Config, env.Kubeconfig); err != nil {
+			demoErr = err
+		} else {
+			demoErr = runDemo(ctx, out, t)
+		}
+	} else {
+		say("demo           make demo (or cairn demo --dir %s): three organizations, one federation", o.env.Dir)
+		say("ready; press Ctrl-C to stop")
+		select {
+		case err := <-done:
+			return fmt.Errorf("manager stopped: %w", err)
+		case <-ctx.Done():
+		}
 	}
 	say("stopping manager")
 	stopManager()
-	return <-done
+	return errors.Join(demoErr, <-done)
 }
 
 // devFederation is the Federation cairn dev creates when absent: the embedded log and
 // the defaults (6h interval), so registrations applied with kubectl go through.
 var devFederation = types.NamespacedName{Namespace: "default", Name: "cairn"}
 
-// ensureDevFederation creates devFederation unless it exists. It reports whether it did.
-func ensureDevFederation(ctx context.Context, cfg *rest.Config) (bool, error) {
+// ensureDevFederation creates devFederation unless it exists, with publicURL (the
+// federation API's URL, "" when it is off), so that receipts name where its log is read.
+// A Federation without a publicURL gets this one. It reports whether it created one.
+func ensureDevFederation(ctx context.Context, cfg *rest.Config, publicURL string) (bool, error) {
 	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		return false, err
 	}
 	fed := &federationv1alpha1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: devFederation.Namespace, Name: devFederation.Name},
-		Spec: federationv1alpha1.FederationSpec{TransparencyLog: federationv1alpha1.TransparencyLog{Type: federationv1alpha1.TransparencyLogEmbedded}}}
+		Spec: federationv1alpha1.FederationSpec{PublicURL: publicURL,
+			TransparencyLog: federationv1alpha1.TransparencyLog{Type: federationv1alpha1.TransparencyLogEmbedded}}}
 	err = c.Create(ctx, fed)
-	if apierrors.IsAlreadyExists(err) {
-		return false, nil
+	if !apierrors.IsAlreadyExists(err) {
+		return err == nil, err
 	}
-	return err == nil, err
+	if err := c.Get(ctx, devFederation, fed); err != nil || fed.Spec.PublicURL != "" || publicURL == "" {
+		return false, err
+	}
+	fed.Spec.PublicURL = publicURL
+	return false, c.Update(ctx, fed)
+}
+
+// federationURL is the federation API's base URL, "" when it is off.
+func (o *devOptions) federationURL() string {
+	if o.manager.FederationBindAddress == "0" {
+		return ""
+	}
+	return "http://" + dialAddress(o.manager.FederationBindAddress)
 }
 
 // waitReady polls url until it answers 200, the manager fails, or ctx ends.

@@ -15,5 +15,5 @@ func (o *devOptions) devFederation(ctx context.Context, cfg *rest.Config, say fu
 		say("federation     not created (--create-federation=false): apply %s/%s with kubectl", devFederation.Namespace, devFederation.Name)
 		return false, nil
 	}
-	return ensureDevFederation(ctx, cfg)
+	return ensureDevFederation(ctx, cfg, o.federationURL())
 }

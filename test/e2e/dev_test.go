@@ -90,16 +90,17 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startDev runs `cairn dev` in workDir and waits until it prints a line containing until.
-// extra flags come last, so they override the free addresses it picks.
+// startDev runs `cairn dev` in workDir, on free ports, and waits until it prints a line
+// containing until. extra flags come last, so they override the free addresses it picks.
 func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ...string) *devProcess {
 	t.Helper()
-	addrs := freeAddresses(t, 3)
+	addrs := freeAddresses(t, 4)
 	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
 		"--metrics-bind-address", addrs[1],
-		"--federation-bind-address", addrs[2]}, extra...)...)
+		"--federation-bind-address", addrs[2],
+		"--serve-addr", addrs[3]}, extra...)...)
 	cmd.Dir = workDir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -178,7 +179,7 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dev := startDev(ctx, t, work, "ready")
+	dev := startDev(ctx, t, work, "cairn dev: ready")
 	crds := kubectl(t, kubeconfig, "get", "crd", "-o", "name")
 	for _, kind := range []string{"federations", "federationoperators", "submissions", "crossanchors"} {
 		want := fmt.Sprintf("customresourcedefinition.apiextensions.k8s.io/%s.federation.cairn.dev", kind)
@@ -192,6 +193,25 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 	refusal := kubectlFails(t, kubeconfig, "create", "-f", filepath.Join(filepath.Dir(samples), "federation_v1alpha1_submission.yaml"))
 	if want := "only the federation manager (system:serviceaccount:cairn-system:cairn-manager) creates Submissions"; !strings.Contains(refusal, want) {
 		t.Errorf("kubectl create of a Submission was refused with %q, want %q", refusal, want)
+	}
+	// The admission webhooks refuse at once, with 422, a registration the controller would
+	// only reject later in status: a proof of possession signed over another name.
+	sample := string(readFile(t, samples))
+	forged := strings.NewReplacer("name: acme-research", "name: mallory", "orgName: Acme Research", "orgName: Mallory Research").Replace(sample)
+	refusal = kubectlFails(t, kubeconfig, "apply", "-f", writeFile(t, work, "forged.yaml", []byte(forged)), "-v=6")
+	for _, want := range []string{`status="422 Unprocessable Entity"`,
+		`The FederationOperator "mallory" is invalid: spec.proofOfPossession: Invalid value: SignatureInvalid: signature does not verify`} {
+		if !strings.Contains(refusal, want) {
+			t.Errorf("kubectl apply of a forged registration was refused with %q, want %q in it", refusal, want)
+		}
+	}
+	if out := kubectlFails(t, kubeconfig, "get", "fo", "mallory"); !strings.Contains(out, "NotFound") {
+		t.Errorf("the forged registration was stored: %s", out)
+	}
+	for _, want := range []string{"webhooks       https://127.0.0.1:", "public page    http://127.0.0.1:", "demo           make demo"} {
+		if !strings.Contains(strings.Join(dev.seen, "\n"), want) {
+			t.Errorf("cairn dev did not print %q; it printed:\n%s", want, strings.Join(dev.seen, "\n"))
+		}
 	}
 	// The default Federation and its embedded log take the registration.
 	// The two records land in the log in either order.
@@ -209,7 +229,7 @@ func TestDevRunsControlPlaneAndKeepsState(t *testing.T) {
 	}
 
 	// A second start finds what the first one stored.
-	dev = startDev(ctx, t, work, "ready")
+	dev = startDev(ctx, t, work, "cairn dev: ready")
 	got := kubectl(t, kubeconfig, "get", "fo", "acme-research", "-o", "jsonpath={.spec.orgName}")
 	if got != "Acme Research" {
 		t.Errorf("after restart, the operator's orgName is %q, want %q", got, "Acme Research")

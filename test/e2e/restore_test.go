@@ -62,7 +62,7 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 
 	// Federation A.
 	workA := t.TempDir()
-	devA := startDev(ctx, t, workA, "ready", devFlags...)
+	devA := startDev(ctx, t, workA, "cairn dev: ready", devFlags...)
 	kubeA := filepath.Join(workA, ".cairn-dev", "kubeconfig")
 	kubectl(t, kubeA, "apply", "-f", writeFile(t, git, "federation.yaml", federationManifest(api.base, "")))
 	api.waitReady(ctx)
@@ -107,7 +107,7 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 
 	// Federation B: a fresh cairn dev, restored.
 	workB := t.TempDir()
-	devB := startDev(ctx, t, workB, "ready", devFlags...)
+	devB := startDev(ctx, t, workB, "cairn dev: ready", devFlags...)
 	kubeB := filepath.Join(workB, ".cairn-dev", "kubeconfig")
 	kubectl(t, kubeB, "apply", "-f", filepath.Join(backup, "secrets.yaml"))
 	copyTree(t, filepath.Join(backup, "tlog"), filepath.Join(workB, ".cairn-dev", "tlog", "default", "cairn"))
@@ -153,7 +153,7 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 
 	// Federation C: the log restored without its key Secret, then with another key.
 	workC := t.TempDir()
-	devC := startDev(ctx, t, workC, "ready", devFlags...)
+	devC := startDev(ctx, t, workC, "cairn dev: ready", devFlags...)
 	kubeC := filepath.Join(workC, ".cairn-dev", "kubeconfig")
 	kubectl(t, kubeC, "apply", "-f", filepath.Join(backup, "secrets.yaml"))
 	kubectl(t, kubeC, "delete", "secret", "cairn-log-key")
