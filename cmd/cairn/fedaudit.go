@@ -45,7 +45,8 @@ func newFederationAuditCommand(fo *federationOptions) *cobra.Command {
   - online, when --log or the receipt's tlog_url answers: the log's entry at the receipt's
     index is read afresh, its inclusion proved against the log's current checkpoint, and
     its record checked: the SHA-512 of the cross-anchor hash, the federation key, its
-    signature. A log that does not answer skips this check, unless --log named it.
+    signature. A log that does not answer, or a receipt with no tlog_url (its federation
+    had no public URL), skips this check, unless --log names the log.
 
 Participants without an export are listed as not audited. --log is the log's base URL: a
 Rekor server, or a federation's <public URL>/federation/log, as the receipt's tlog_url is.
@@ -222,6 +223,10 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 	base, rekor := logBase(*r.TLogURL)
 	if o.log != "" {
 		base = o.log
+	}
+	if base == "" { // the federation had no publicURL when it signed the receipt
+		a.skip("log", name, "the receipt names no log URL: audited offline (pass --log to read the entry)")
+		return
 	}
 	entry, err := readLogEntry(ctx, base, rekor, *r.TLogLogIndex, key)
 	switch {
