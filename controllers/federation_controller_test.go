@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -161,6 +162,32 @@ var _ = Describe("Federation", Label("log"), func() {
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) int64 { return s.ObservedGeneration }, Equal(fed.Generation)))
 		Expect(federationStatus(fed)().GenesisLogEntry.LogIndex).To(Equal(genesis))
 		Expect(federationSigningKey(fed)).To(Equal(key))
+	})
+
+	It("never generates a key in place of a deleted signing-key Secret: it says so until the Secret is back", func() {
+		fed := newFederation(ns, nil)
+		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string { return conditionReason(fv1.ConditionKeyReady)(s.Conditions) }, Equal("True/KeyGenerated")))
+		fingerprint := federationStatus(fed)().PublicKeyFingerprint
+		var saved corev1.Secret
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fed-signing-key"}, &saved)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, &saved)).To(Succeed())
+		touchFederation(fed) // the controller does not watch Secrets: any change reconciles
+
+		keyReason := func(s fv1.FederationStatus) string { return conditionReason(fv1.ConditionKeyReady)(s.Conditions) }
+		Eventually(federationStatus(fed)).Should(And(
+			WithTransform(keyReason, Equal("False/"+fv1.ReasonKeyMissing)),
+			WithTransform(func(s fv1.FederationStatus) string { return conditionReason(fv1.ConditionReady)(s.Conditions) }, Equal("False/"+fv1.ReasonKeyMissing))))
+		Eventually(func() []string { return eventReasons(ns, "fed") }).Should(ContainElement(fv1.ReasonKeyMissing))
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fed-signing-key"}, &corev1.Secret{}))
+		}, "2s").Should(BeTrue(), "no key generated in the deleted one's place")
+		Expect(federationStatus(fed)().PublicKeyFingerprint).To(Equal(fingerprint))
+
+		restored := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: saved.Name, Labels: saved.Labels}, Data: saved.Data}
+		Expect(k8sClient.Create(ctx, &restored)).To(Succeed())
+		touchFederation(fed)
+		Eventually(federationStatus(fed)).Should(WithTransform(keyReason, Equal("True/KeyLoaded")))
+		Expect(federationStatus(fed)().PublicKeyFingerprint).To(Equal(fingerprint))
 	})
 
 	It("uses a signing key that is already in its Secret", func() {

@@ -26,8 +26,15 @@ import (
 func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) (ed25519.PrivateKey, error) {
 	key, created, err := federationKey(ctx, r.Client, fed)
 	if err != nil {
-		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, err.Error())
-		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonKeyInvalid, "no usable signing key")
+		reason := fv1.ReasonKeyInvalid
+		if errors.Is(err, ErrSigningKeyMissing) {
+			reason = fv1.ReasonKeyMissing
+		}
+		if c := meta.FindStatusCondition(fed.Status.Conditions, string(fv1.ConditionKeyReady)); c == nil || c.Reason != reason {
+			*evs = append(*evs, federationEvent{event: event{corev1.EventTypeWarning, reason, "LoadKey", err.Error()}})
+		}
+		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionFalse, reason, err.Error())
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, reason, "no usable signing key")
 		return nil, nil // waits for the Secret to be fixed
 	}
 	switch {

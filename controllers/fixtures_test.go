@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -134,4 +135,17 @@ func rekorScript(sub string) {
 	GinkgoHelper()
 	out, err := exec.Command("bash", filepath.Join("..", "hack", "rekor-up.sh"), sub).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "hack/rekor-up.sh %s:\n%s", sub, out)
+}
+
+// touchFederation changes fed's spec (minParticipants), so that its controller reconciles
+// it now: the controllers do not watch Secrets, and a test that deletes or restores one
+// need not wait for a periodic retry.
+func touchFederation(fed *fv1.Federation) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var f fv1.Federation
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
+		f.Spec.MinParticipants++
+		return k8sClient.Update(ctx, &f)
+	})).To(Succeed())
 }

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -78,16 +77,7 @@ var _ = Describe("A Federation whose embedded log was restored", Label("log"), f
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-log-key"},
 			Data: map[string][]byte{LogKeySecretKey: []byte(otherKey)}}
 		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
-		poke := func() { // Secrets are not watched: a restore is noticed within logRetry
-			GinkgoHelper()
-			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				var f fv1.Federation
-				Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
-				f.Spec.MinParticipants++
-				return k8sClient.Update(ctx, &f)
-			})).To(Succeed())
-		}
-		poke()
+		touchFederation(fed) // Secrets are not watched: a restore is noticed within logRetry
 		Eventually(federationStatus(fed)).Should(And(
 			WithTransform(logReason, Equal("False/"+fv1.ReasonLogKeyMismatch)),
 			WithTransform(readyReason, Equal("False/"+fv1.ReasonLogKeyMismatch))))
@@ -98,7 +88,7 @@ var _ = Describe("A Federation whose embedded log was restored", Label("log"), f
 		// The log's own key restored: it opens and the next record goes after the old ones.
 		secret.Data = ownKey.Data
 		Expect(k8sClient.Update(ctx, secret)).To(Succeed())
-		poke()
+		touchFederation(fed)
 		Eventually(federationStatus(fed)).Should(And(
 			WithTransform(logReason, Equal("True/"+fv1.ReasonLogReachable)),
 			WithTransform(readyReason, Equal("True/"+fv1.ReasonKeyLoaded)),

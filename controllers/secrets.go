@@ -67,14 +67,33 @@ func ensureSecret(ctx context.Context, c client.Client, fed *fv1.Federation, nam
 	return s, true, nil
 }
 
+// ErrSigningKeyMissing means the Secret of the key a Federation signs with was deleted.
+// The controllers never generate a key in its place: the federation would go on under a
+// key outside its key history, and anchoring would stop with no reason given. Restore the
+// Secret, or rotate to another one (spec.signingKeySecretRef).
+var ErrSigningKeyMissing = errors.New("the signing key's Secret does not exist")
+
 // federationKey returns the key fed signs with now: the one in status.signingKeySecret,
-// or, before the first, the one spec names, generating its Secret when absent.
+// or, before the first, the one spec names, generating its Secret when absent. Once
+// status names a Secret, a missing one is ErrSigningKeyMissing.
 func federationKey(ctx context.Context, c client.Client, fed *fv1.Federation) (ed25519.PrivateKey, bool, error) {
 	name := fed.Status.SigningKeySecret
 	if name == "" {
-		name = secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+		return signingKey(ctx, c, fed, secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key"))
 	}
-	return signingKey(ctx, c, fed, name)
+	var s corev1.Secret
+	err := c.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: name}, &s)
+	if apierrors.IsNotFound(err) {
+		return nil, false, fmt.Errorf("%w: Secret %s/%s held the key of fingerprint %s", ErrSigningKeyMissing, fed.Namespace, name, fed.Status.PublicKeyFingerprint)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
+	if err != nil {
+		return nil, false, fmt.Errorf("secret %s, key %s: %w", name, SigningKeySecretKey, err)
+	}
+	return key, false, nil
 }
 
 // signingKey returns the key in Secret name, generating the Secret when absent.

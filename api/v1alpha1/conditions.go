@@ -48,6 +48,9 @@ const (
 	ReasonKeyGenerated = "KeyGenerated"
 	// ReasonKeyInvalid means the signing-key Secret exists but holds no usable Ed25519 key.
 	ReasonKeyInvalid = "KeyInvalid"
+	// ReasonKeyMissing means the Secret of the signing key the Federation used was deleted;
+	// no key is generated in its place: restore the Secret.
+	ReasonKeyMissing = "KeyMissing"
 	// ReasonLogReachable means the transparency log answered.
 	ReasonLogReachable = "LogReachable"
 	// ReasonLogUnreachable means the transparency log did not answer; the call is retried.
