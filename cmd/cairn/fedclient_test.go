@@ -277,10 +277,65 @@ func TestReceiptsWritesOnlyWhatVerifies(t *testing.T) {
 	}
 }
 
+// A receipt that verifies but names the anchor ID of another anchor kept on disk (a
+// federation restored without its anchors' IDs, or one showing two anchors under one
+// ID) is refused and the kept copy stays: the same anchor's re-signed receipt replaces it.
+func TestReceiptsKeepAnotherAnchorOfTheSameID(t *testing.T) {
+	f := newFakeFederation(t)
+	dir := t.TempDir()
+	priv, _, id := operatorKeys(t, dir)
+	served := receiptSignedBy(t, f.fedKey, "anchor-20261125-001", id)
+	f.routes["GET /federation/receipts"] = func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"operator_id": id, "receipts": []json.RawMessage{served}})
+	}
+	cfg := t.TempDir()
+	if err := clientconfig.Dir(cfg).SavePins(f.URL, clientconfig.Presented{FederationKeyPEM: []byte(f.publicKeyPEM())}); err != nil {
+		t.Fatal(err)
+	}
+	outDir := filepath.Join(dir, "receipts")
+	kept := filepath.Join(outDir, "anchor-20261125-001.json")
+	receipts := func() (string, error) {
+		return runCairn(t, "federation", "receipts", "--service", f.URL, "--config-dir", cfg,
+			"--operator-id", id, "--private-key", priv, "--output-dir", outDir)
+	}
+	if out, err := receipts(); err != nil {
+		t.Fatalf("receipts: %v\n%s", err, out)
+	}
+
+	// Another anchor under the same ID: refused, the kept one stays.
+	first, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served = receiptSignedByWith(t, f.fedKey, "anchor-20261125-001", id, strings.Repeat("2", 64))
+	out, err := receipts()
+	if exitCode(err) != ExitMismatch || !strings.Contains(out, "holds another anchor under this ID") {
+		t.Fatalf("receipts of another anchor under a kept ID: exit %d, want %d naming the conflict\n%s", exitCode(err), ExitMismatch, out)
+	}
+	if b, _ := os.ReadFile(kept); !bytes.Equal(b, first) {
+		t.Fatalf("the kept receipt was replaced by another anchor's:\n%s", b)
+	}
+
+	// The same anchor signed again (other bytes, same cross_anchor_hash) replaces it.
+	_, newKey, _ := ed25519.GenerateKey(rand.Reader)
+	f.fedKey = newKey
+	served = receiptSignedBy(t, newKey, "anchor-20261125-001", id)
+	if out, err := runCairn(t, "federation", "receipts", "--service", f.URL, "--config-dir", cfg, "--trust-new-key",
+		"--operator-id", id, "--private-key", priv, "--output-dir", outDir); err != nil || !strings.Contains(out, "1 written") {
+		t.Fatalf("receipts of the same anchor re-signed: %v\n%s", err, out)
+	}
+}
+
 // receiptSignedBy returns a receipt of anchorID naming operator id, signed by key.
 func receiptSignedBy(t *testing.T, key ed25519.PrivateKey, anchorID, id string) json.RawMessage {
 	t.Helper()
-	ps := []protocol.Participant{{OperatorID: id, ChainSignature: strings.Repeat("1", 64)}}
+	return receiptSignedByWith(t, key, anchorID, id, strings.Repeat("1", 64))
+}
+
+// receiptSignedByWith is receiptSignedBy binding chainSignature for the operator.
+func receiptSignedByWith(t *testing.T, key ed25519.PrivateKey, anchorID, id, chainSignature string) json.RawMessage {
+	t.Helper()
+	ps := []protocol.Participant{{OperatorID: id, ChainSignature: chainSignature}}
 	at := protocol.FormatAnchoredAt(time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC))
 	hash, err := protocol.CrossAnchorHash(ps, at)
 	if err != nil {

@@ -36,15 +36,16 @@ func newFederationReceiptsCommand(fo *federationOptions) *cobra.Command {
 		Long: `Fetch the operator's signed receipts from the federation (all, or those of anchors
 after --since) and verify each offline, as cairn federation verify does, under the pinned
 federation and log keys (or --federation-key and --log-key). A receipt that verifies is
-written to DIR/<anchor_id>.json, replacing an older copy (a receipt is signed again when
-its log proof arrives or the federation rotates its key); one that does not is reported and
-not written.
+written to DIR/<anchor_id>.json, replacing an older copy of the same anchor (a receipt is
+signed again when its log proof arrives or the federation rotates its key); one that does
+not verify is reported and not written, and so is one whose file holds another anchor's
+receipt (another cross_anchor_hash under the same anchor ID): the kept copy stays.
 
 The federation's current keys are checked against the pins first: another key is refused
 unless --trust-new-key is given, which pins the new one.
 
-Exit status: 0 every receipt verified and was written, 3 one or more did not verify (the
-others were written) or the federation presents keys other than those pinned, 1 the
+Exit status: 0 every receipt verified and was written, 3 one or more did not verify or
+named a kept anchor's ID (the others were written) or the federation presents keys other than those pinned, 1 the
 federation could not be reached, 2 the arguments are wrong.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -150,12 +151,32 @@ func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *rece
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
+	case err == nil:
+		if kept := keptAnchorHash(old); kept != "" && kept != report.Receipt.CrossAnchorHash {
+			res.Refused = append(res.Refused, refusedReceipt{AnchorID: id, Error: fmt.Sprintf(
+				"%s holds another anchor under this ID (cross_anchor_hash %s, the federation's now %s): kept, not replaced; an anchor ID names one anchor",
+				path, kept, report.Receipt.CrossAnchorHash)})
+			return nil
+		}
 	}
 	if err := atomicfile.Write(path, raw, 0o644); err != nil {
 		return err
 	}
 	res.Written = append(res.Written, id)
 	return nil
+}
+
+// keptAnchorHash returns the cross_anchor_hash of a receipt kept on disk, "" when the
+// file holds none. The same anchor's receipt is signed again (its log proof arrived, the
+// federation rotated its key) and replaces the kept copy; another anchor's never does.
+func keptAnchorHash(raw []byte) string {
+	var kept struct {
+		CrossAnchorHash string `json:"cross_anchor_hash"`
+	}
+	if json.Unmarshal(raw, &kept) != nil {
+		return ""
+	}
+	return kept.CrossAnchorHash
 }
 
 // printReceiptsResult says what was written and what was refused.
