@@ -11,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,6 +77,9 @@ type Options struct {
 	FederationOperatorRateLimit float64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
+	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
+	// taken; 0 means controllers.DefaultSnapshotInterval. Tests shorten it.
+	SnapshotInterval time.Duration
 	// Webhooks serves the admission webhooks; config/default turns them on.
 	Webhooks WebhookOptions
 }
@@ -245,7 +249,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks}); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, SnapshotInterval: o.SnapshotInterval}); err != nil {
 		return nil, err
 	}
 	if o.Webhooks.Enable {
