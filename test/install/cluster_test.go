@@ -31,9 +31,16 @@ const managedNamespace = "cairn-system"
 // assetsDir is the directory of kube-apiserver, etcd and kubectl.
 func assetsDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	return envDir(t, "KUBEBUILDER_ASSETS", "hack/setup-envtest.sh")
+}
+
+// envDir is the directory the environment variable name holds, which script prints;
+// the test fails without it.
+func envDir(t *testing.T, name, script string) string {
+	t.Helper()
+	dir := os.Getenv(name)
 	if dir == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or export KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh)")
+		t.Fatalf("%s is not set: run `make test`, or export %s=$(%s)", name, name, script)
 	}
 	return dir
 }

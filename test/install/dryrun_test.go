@@ -134,11 +134,7 @@ func install(t *testing.T, c *cluster, files ...string) {
 // Prometheus operator's CRDs.
 func externalCRDs(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("CAIRN_EXTERNAL_CRDS")
-	if dir == "" {
-		t.Fatal("CAIRN_EXTERNAL_CRDS is not set: run `make test`, or export CAIRN_EXTERNAL_CRDS=$(hack/setup-crds.sh)")
-	}
-	return dir
+	return envDir(t, "CAIRN_EXTERNAL_CRDS", "hack/setup-crds.sh")
 }
 
 // newCACertificate returns the PEM certificate of a new self-signed CA, as a user of the

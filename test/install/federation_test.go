@@ -95,7 +95,7 @@ func (f *federation) eventually(ctx context.Context, t *testing.T, what string, 
 	eventually(ctx, t, func() error {
 		select {
 		case <-f.run.done:
-			return fmt.Errorf("the manager stopped (%v)", f.run.err)
+			return fmt.Errorf("the manager stopped (%w)", f.run.err)
 		default:
 		}
 		return f.refused.err()
