@@ -65,12 +65,13 @@ func TestNamespacesRestrictTheCache(t *testing.T) {
 	}
 	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if err := fs.Parse([]string{"--namespaces=cairn-system,tenant-a"}); err != nil {
+	// A second --namespaces adds to the first: an overlay appends to the Deployment's.
+	if err := fs.Parse([]string{"--namespaces=cairn-system", "--namespaces=tenant-a,tenant-b"}); err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(maps.Keys(o.cacheOptions().DefaultNamespaces))
-	if want := []string{"cairn-system", "tenant-a"}; !slices.Equal(got, want) {
-		t.Errorf("--namespaces=cairn-system,tenant-a: the cache watches %v, want %v", got, want)
+	if want := []string{"cairn-system", "tenant-a", "tenant-b"}; !slices.Equal(got, want) {
+		t.Errorf("--namespaces=cairn-system --namespaces=tenant-a,tenant-b: the cache watches %v, want %v", got, want)
 	}
 }
 
