@@ -55,7 +55,7 @@ func (f *federation) checkEvents(ctx context.Context, t *testing.T) {
 			return err
 		}
 		for _, e := range events.Items {
-			if e.Regarding.Kind == "Federation" && e.Regarding.Name == federationName {
+			if e.Regarding.Kind == "Federation" && e.Regarding.Name == f.fed.Name {
 				return nil
 			}
 		}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -17,9 +20,6 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/operator"
 )
-
-// federationName is the Federation config/manager's --federation serves in its namespace.
-const federationName = "cairn"
 
 // managerRun is a manager running in the test: done is closed once Start returned err.
 type managerRun struct {
@@ -42,33 +42,37 @@ type federation struct {
 	refused *refusals
 }
 
-// startFederation creates the Federation and runs the manager as config/manager runs it
-// (--namespaces=cairn-system, --federation=cairn-system/cairn, leader election, the
-// webhooks, secure metrics) with mgrCfg, on free loopback ports, until the test ends. It
-// returns once the federation API answers.
-func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest.Config, hooks envtest.WebhookInstallOptions, refused *refusals) *federation {
+// startFederation runs the manager with the arguments of the Deployment config/default
+// renders, where they do not name this machine's ports and directories, with mgrCfg,
+// until the test ends; creates the Federation those arguments serve; and returns once the
+// federation API answers.
+func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest.Config, deployment *appsv1.Deployment,
+	hooks envtest.WebhookInstallOptions, refused *refusals) *federation {
 	t.Helper()
 	addrs := freeAddresses(t, 3)
 	f := &federation{c: c, api: "http://" + addrs[0], metrics: addrs[1], refused: refused}
-	f.fed = &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: managedNamespace, Name: federationName}, Spec: fv1.FederationSpec{
+	o := managerOptions(t, deployment, "--federation-bind-address="+addrs[0], "--metrics-bind-address="+addrs[1],
+		"--health-probe-bind-address="+addrs[2], "--log-dir="+t.TempDir(),
+		// Outside a pod the manager cannot read its namespace from the token's directory.
+		"--leader-election-namespace="+deployment.Namespace,
+		fmt.Sprintf("--webhook-port=%d", hooks.LocalServingPort), "--webhook-cert-dir="+hooks.LocalServingCertDir)
+	o.Webhooks.Host = hooks.LocalServingHost
+	o.SnapshotInterval = 200 * time.Millisecond
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.LeaderElect || !o.Webhooks.Enable || len(o.Namespaces) == 0 {
+		t.Fatalf("the Deployment runs the manager with leader election %v, webhooks %v, namespaces %v; want all three",
+			o.LeaderElect, o.Webhooks.Enable, o.Namespaces)
+	}
+	ns, name, _ := strings.Cut(o.Federation, "/")
+	f.fed = &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: fv1.FederationSpec{
 		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 1,
 		TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, PublicURL: f.api}}
 	if err := c.admin.Create(ctx, f.fed); err != nil {
 		t.Fatal(err)
 	}
 
-	o := operator.NewOptions()
-	o.Namespaces = []string{managedNamespace}
-	o.Federation = managedNamespace + "/" + federationName
-	// Outside a pod the manager cannot read its namespace from the mounted token's files.
-	o.LeaderElect, o.LeaderElectionNamespace = true, managedNamespace
-	o.FederationBindAddress, o.MetricsBindAddress, o.HealthProbeBindAddress = addrs[0], addrs[1], addrs[2]
-	o.LogDir = t.TempDir()
-	o.SnapshotInterval = 200 * time.Millisecond
-	o.Webhooks = operator.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
-	if err := o.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	mgr, err := operator.New(ctx, mgrCfg, o)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +89,32 @@ func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest
 		return err
 	})
 	return f
+}
+
+// managerOptions parses the manager container's arguments in deployment, with the
+// variables of its environment that come from the pod's namespace expanded as the kubelet
+// would, then extra; flags of the root command (--zap-*) are skipped.
+func managerOptions(t *testing.T, deployment *appsv1.Deployment, extra ...string) *operator.Options {
+	t.Helper()
+	container := deployment.Spec.Template.Spec.Containers[0]
+	var expand []string
+	for _, env := range container.Env {
+		if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			expand = append(expand, "$("+env.Name+")", deployment.Namespace)
+		}
+	}
+	args := slices.Clone(container.Args)
+	for i := range args {
+		args[i] = strings.NewReplacer(expand...).Replace(args[i])
+	}
+	o := operator.NewOptions()
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	o.AddFlags(fs)
+	if err := fs.Parse(append(args, extra...)); err != nil {
+		t.Fatalf("the Deployment's arguments %q: %v", container.Args, err)
+	}
+	return o
 }
 
 // eventually is eventually that gives up as soon as the manager has stopped or was

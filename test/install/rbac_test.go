@@ -8,6 +8,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +99,11 @@ func TestManagerRunsUnderItsRenderedRBAC(t *testing.T) {
 			"create a Secret in another namespace")
 	})
 
-	f := startFederation(ctx, t, c, mgrCfg, env.WebhookInstallOptions, refused)
+	deployment := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(only(t, rendered, "Deployment").Object, deployment); err != nil {
+		t.Fatal(err)
+	}
+	f := startFederation(ctx, t, c, mgrCfg, deployment, env.WebhookInstallOptions, refused)
 	t.Run("federation story", func(t *testing.T) { f.story(ctx, t) })
 	t.Run("webhooks", func(t *testing.T) { f.checkWebhooks(ctx, t) })
 	t.Run("events and leader election", func(t *testing.T) { f.checkEvents(ctx, t) })

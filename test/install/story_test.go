@@ -50,7 +50,7 @@ func (f *federation) story(ctx context.Context, t *testing.T) {
 		o.submit(ctx, t, 3)
 	}
 
-	admin, err := cairnclient.New(f.api, cairnclient.WithAdminToken(f.secretValue(ctx, t, federationName+"-admin", controllers.AdminTokenSecretKey)))
+	admin, err := cairnclient.New(f.api, cairnclient.WithAdminToken(f.secretValue(ctx, t, f.fed.Name+"-admin", controllers.AdminTokenSecretKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
