@@ -26,8 +26,9 @@ import (
 var rbacKinds = []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
 
 // TestManagerRunsUnderItsRenderedRBAC installs, for real, the RBAC objects config/default
-// renders, then runs the manager (operator.New, with the Deployment's --namespaces and
-// leader election, and its admission webhooks behind the rendered webhook configuration)
+// renders, then runs the manager (operator.New, with the rendered Deployment's arguments:
+// --namespaces, --federation, leader election, and the webhooks behind the rendered
+// webhook configuration)
 // as its ServiceAccount, by impersonation, through everything its controllers and
 // federation API do: a GitOps registration and one through the API, submissions, an anchor
 // the admin asks for, the anchor logged, receipts verified offline, a key rotation, a
