@@ -10,6 +10,8 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CAIRN ?= $(LOCALBIN)/cairn
 ENVTEST_ASSETS = $$(KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/setup-envtest.sh)
+# cert-manager's and the Prometheus operator's CRDs, which test/install dry-runs config/ with.
+EXTERNAL_CRDS = $$(hack/setup-crds.sh)
 # The env file hack/rekor-up.sh writes: REKOR_URL, REKOR_CLI and the rest.
 REKOR_ENV = $${CAIRN_REKOR_STATE:-$${TMPDIR:-/tmp}/cairn-rekor-$$(id -u)}/env
 
@@ -52,9 +54,9 @@ lint: golangci-lint ## Run golangci-lint.
 	"$(GOLANGCI_LINT)" run ./...
 
 .PHONY: test
-test: manifests generate fmt vet setup-envtest rekor-up setup-chromium ## Run every test against a real API server (envtest), a real Rekor and a real Chromium.
+test: manifests generate fmt vet setup-envtest setup-crds rekor-up setup-chromium ## Run every test against a real API server (envtest), a real Rekor and a real Chromium.
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 CAIRN_REQUIRE_CHROMIUM=1 \
-		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -count=1 -coverprofile cover.out
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CAIRN_EXTERNAL_CRDS="$(EXTERNAL_CRDS)" go test ./... -count=1 -coverprofile cover.out
 	@echo "== the controllers' log specs again, against the local Rekor"
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_FEDERATION_LOG=rekor \
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./controllers -count=1 -run TestControllers -args -ginkgo.label-filter=log
@@ -125,6 +127,10 @@ setup-chromium: ## Install Debian's chromium for the /docs and /redoc browser te
 .PHONY: setup-envtest
 setup-envtest: ## Build kube-apiserver, kubectl and etcd from the module proxy into the cache.
 	@echo "envtest binaries in $(ENVTEST_ASSETS)"
+
+.PHONY: setup-crds
+setup-crds: ## Fetch cert-manager's and the Prometheus operator's CRDs from the module proxy into the cache.
+	@echo "external CRDs in $(EXTERNAL_CRDS)"
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

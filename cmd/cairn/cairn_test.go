@@ -46,6 +46,14 @@ func TestManagerRejectsBadOptions(t *testing.T) {
 	}
 }
 
+func TestManagerNamespacesMustHoldTheFederation(t *testing.T) {
+	t.Setenv("CAIRN_NAMESPACES", "tenant-a,tenant-b")
+	_, err := runCairn(t, "manager", "--federation", "cairn-system/cairn")
+	if err == nil || !strings.Contains(err.Error(), "namespace cairn-system is not among --namespaces tenant-a,tenant-b") {
+		t.Fatalf("cairn manager with CAIRN_NAMESPACES lacking the Federation's namespace: %v", err)
+	}
+}
+
 func TestHelpListsEnvironment(t *testing.T) {
 	out, err := runCairn(t, "manager", "--help")
 	if err != nil || !strings.Contains(out, "CAIRN_LEADER_ELECT") {

@@ -35,7 +35,8 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 			if err != nil {
 				return err
 			}
-			ctrl.Log.WithName("manager").Info("Starting manager", "metrics", opts.MetricsBindAddress, "probes", opts.HealthProbeBindAddress, "leaderElect", opts.LeaderElect)
+			ctrl.Log.WithName("manager").Info("Starting manager", "metrics", opts.MetricsBindAddress, "probes", opts.HealthProbeBindAddress, "leaderElect", opts.LeaderElect,
+				"namespaces", opts.Namespaces)
 			return mgr.Start(cmd.Context())
 		},
 	}

@@ -33,6 +33,7 @@ var Vars = []Var{
 	{Name: "CAIRN_LEADER_ELECTION_NAMESPACE", Flag: "leader-election-namespace", Description: "namespace of the leader election Lease"},
 	{Name: "CAIRN_FEDERATION_BIND_ADDRESS", Flag: "federation-bind-address", Description: "address of the federation API (/federation/*) on every manager replica; 0 disables it"},
 	{Name: "CAIRN_FEDERATION", Flag: "federation", Description: "the Federation the federation API serves, namespace/name"},
+	{Name: "CAIRN_NAMESPACES", Flag: "namespaces", Description: "comma-separated namespaces the manager watches; unset: every namespace"},
 	{Name: "CAIRN_FEDERATION_URL", Flag: "service", Description: "base URL of the federation the cairn federation commands talk to"},
 	{Name: "CAIRN_FEDERATION_MAX_BODY_BYTES", Flag: "federation-max-body-bytes", Description: "largest request body the federation API reads"},
 	{Name: "CAIRN_FEDERATION_RATE_LIMIT", Flag: "federation-rate-limit", Description: "requests a second one client address may send the federation API; negative: no limit"},

@@ -9,15 +9,19 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -59,6 +63,10 @@ type Options struct {
 	FederationBindAddress string
 	// Federation is the Federation the API serves, as "namespace/name".
 	Federation string
+	// Namespaces, when not empty, are the only namespaces the manager watches and caches:
+	// its controllers and the API see objects there and nowhere else, so RBAC can grant it
+	// Roles in these namespaces instead of a ClusterRole. Empty means every namespace.
+	Namespaces []string
 	// FederationMaxBodyBytes caps a request body of the federation API.
 	FederationMaxBodyBytes int64
 	// FederationRateLimit is how many requests a second one client address may send the
@@ -69,6 +77,9 @@ type Options struct {
 	FederationOperatorRateLimit float64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
+	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
+	// taken; 0 means controllers.DefaultSnapshotInterval. Tests shorten it.
+	SnapshotInterval time.Duration
 	// Webhooks serves the admission webhooks; config/default turns them on.
 	Webhooks WebhookOptions
 }
@@ -124,6 +135,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"address the federation API (/federation/*) binds to on every replica (0 to disable)")
 	fs.StringVar(&o.Federation, "federation", o.Federation,
 		"the Federation the federation API serves, as namespace/name")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces,
+		"comma-separated namespaces the manager watches, the only ones it needs RBAC in (default: every namespace)")
 	fs.Int64Var(&o.FederationMaxBodyBytes, "federation-max-body-bytes", o.FederationMaxBodyBytes,
 		"largest request body the federation API reads; larger ones are answered 413")
 	fs.Float64Var(&o.FederationRateLimit, "federation-rate-limit", o.FederationRateLimit,
@@ -149,6 +162,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--metrics-bind-address %q: %w", o.MetricsBindAddress, err))
 		}
 	}
+	errs = append(errs, o.validateNamespaces()...)
 	if _, _, err := net.SplitHostPort(o.HealthProbeBindAddress); err != nil {
 		errs = append(errs, fmt.Errorf("--health-probe-bind-address %q: %w", o.HealthProbeBindAddress, err))
 	}
@@ -159,8 +173,11 @@ func (o *Options) Validate() error {
 		if _, _, err := net.SplitHostPort(o.FederationBindAddress); err != nil {
 			errs = append(errs, fmt.Errorf("--federation-bind-address %q: %w", o.FederationBindAddress, err))
 		}
-		if _, err := o.federationName(); err != nil {
+		if fed, err := o.federationName(); err != nil {
 			errs = append(errs, err)
+		} else if len(o.Namespaces) > 0 && !slices.Contains(o.Namespaces, fed.Namespace) {
+			errs = append(errs, fmt.Errorf("--federation %q: namespace %s is not among --namespaces %s, so the manager would never see it",
+				o.Federation, fed.Namespace, strings.Join(o.Namespaces, ",")))
 		}
 		if o.FederationMaxBodyBytes <= 0 {
 			errs = append(errs, fmt.Errorf("--federation-max-body-bytes %d: must be positive", o.FederationMaxBodyBytes))
@@ -177,6 +194,35 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// validateNamespaces reports entries of Namespaces that are not namespace names, or
+// given twice.
+func (o *Options) validateNamespaces() []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, ns := range o.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		} else if seen[ns] {
+			errs = append(errs, fmt.Errorf("--namespaces: %s is given twice", ns))
+		}
+		seen[ns] = true
+	}
+	return errs
+}
+
+// cacheOptions restricts the manager's cache, and so every watch and cached read, to
+// Namespaces; every namespace when there are none.
+func (o *Options) cacheOptions() cache.Options {
+	if len(o.Namespaces) == 0 {
+		return cache.Options{}
+	}
+	namespaces := make(map[string]cache.Config, len(o.Namespaces))
+	for _, ns := range o.Namespaces {
+		namespaces[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: namespaces}
+}
+
 // New builds a manager for cfg with health and readiness checks and every controller.
 func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, error) {
 	metrics := metricsserver.Options{
@@ -189,6 +235,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	mgrOpts := ctrl.Options{
 		Scheme:                        NewScheme(),
 		Metrics:                       metrics,
+		Cache:                         o.cacheOptions(),
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              LeaderElectionID,
@@ -202,7 +249,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks}); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, SnapshotInterval: o.SnapshotInterval}); err != nil {
 		return nil, err
 	}
 	if o.Webhooks.Enable {

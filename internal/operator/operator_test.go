@@ -1,9 +1,13 @@
 package operator
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -31,6 +35,13 @@ func TestOptionsValidate(t *testing.T) {
 		"operator limit 0":  {change: func(o *Options) { o.FederationOperatorRateLimit = 0 }, wantErr: "--federation-operator-rate-limit 0"},
 		"limit NaN":         {change: func(o *Options) { o.FederationRateLimit = math.NaN() }, wantErr: "--federation-rate-limit NaN"},
 		"limit +Inf":        {change: func(o *Options) { o.FederationOperatorRateLimit = math.Inf(1) }, wantErr: "--federation-operator-rate-limit +Inf"},
+		"namespaces":        {change: func(o *Options) { o.Namespaces = []string{"tenant-a", "cairn-system"} }},
+		"federation outside namespaces": {change: func(o *Options) { o.Namespaces = []string{"tenant-a"} },
+			wantErr: `--federation "cairn-system/cairn": namespace cairn-system is not among --namespaces tenant-a`},
+		"api off, any namespaces": {change: func(o *Options) { o.FederationBindAddress, o.Namespaces = "0", []string{"tenant-a"} }},
+		"namespace not a name":    {change: func(o *Options) { o.Namespaces = []string{"cairn-system", "Tenant_A"} }, wantErr: `--namespaces: "Tenant_A" is not a namespace name`},
+		"empty namespace":         {change: func(o *Options) { o.Namespaces = []string{"cairn-system", ""} }, wantErr: `--namespaces: "" is not a namespace name`},
+		"namespace twice":         {change: func(o *Options) { o.Namespaces = []string{"cairn-system", "cairn-system"} }, wantErr: "--namespaces: cairn-system is given twice"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -44,6 +55,23 @@ func TestOptionsValidate(t *testing.T) {
 				t.Fatalf("Validate: got %v, want an error containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestNamespacesRestrictTheCache(t *testing.T) {
+	o := NewOptions()
+	if got := o.cacheOptions().DefaultNamespaces; got != nil {
+		t.Errorf("no --namespaces: the cache is restricted to %v, want every namespace", got)
+	}
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	// A second --namespaces adds to the first: an overlay appends to the Deployment's.
+	if err := fs.Parse([]string{"--namespaces=cairn-system", "--namespaces=tenant-a,tenant-b"}); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(maps.Keys(o.cacheOptions().DefaultNamespaces))
+	if want := []string{"cairn-system", "tenant-a", "tenant-b"}; !slices.Equal(got, want) {
+		t.Errorf("--namespaces=cairn-system --namespaces=tenant-a,tenant-b: the cache watches %v, want %v", got, want)
 	}
 }
 
