@@ -89,11 +89,8 @@ func federationKey(ctx context.Context, c client.Client, fed *fv1.Federation) (e
 	if err != nil {
 		return nil, false, err
 	}
-	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
-	if err != nil {
-		return nil, false, fmt.Errorf("secret %s, key %s: %w", name, SigningKeySecretKey, err)
-	}
-	return key, false, nil
+	key, err := secretSigningKey(&s)
+	return key, false, err
 }
 
 // signingKey returns the key in Secret name, generating the Secret when absent.
@@ -109,11 +106,17 @@ func signingKey(ctx context.Context, c client.Client, fed *fv1.Federation, name 
 	if err != nil {
 		return nil, false, err
 	}
+	key, err := secretSigningKey(s)
+	return key, created, err
+}
+
+// secretSigningKey parses the Ed25519 key of a signing-key Secret.
+func secretSigningKey(s *corev1.Secret) (ed25519.PrivateKey, error) {
 	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
 	if err != nil {
-		return nil, false, fmt.Errorf("secret %s, key %s: %w", name, SigningKeySecretKey, err)
+		return nil, fmt.Errorf("secret %s, key %s: %w", s.Name, SigningKeySecretKey, err)
 	}
-	return key, created, nil
+	return key, nil
 }
 
 // ensureAdminSecret makes sure fed's admin token and challenge key exist.
