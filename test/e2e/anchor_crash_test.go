@@ -116,27 +116,7 @@ func federationWithSubmissions(ctx context.Context, t *testing.T, c client.Clien
 	if err := c.Create(ctx, fed); err != nil {
 		t.Fatal(err)
 	}
-	var subs []string
-	for i := range n {
-		seed := sha256.Sum256(fmt.Appendf(nil, "%s operator %d", ns, i))
-		key := ed25519.NewKeyFromSeed(seed[:])
-		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		org := fmt.Sprintf("Org %d", i)
-		if err := c.Create(ctx, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("op-%d", i)},
-			Spec: fv1.FederationOperatorSpec{OrgName: org, PublicKeyPEM: fv1.PublicKeyPEM(pemText),
-				ProofOfPossession: fv1.Signature(protocol.SignRegistration(key, org))}}); err != nil {
-			t.Fatal(err)
-		}
-		sub := signedSubmission(t, key, ns, fmt.Sprintf("sub-%d", i), fv1.PublicKeyPEM(pemText))
-		if err := c.Create(ctx, sub); err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, sub.Name)
-	}
-	return subs
+	return addSubmissions(ctx, t, c, ns, 0, addOperators(ctx, t, c, ns, 0, n))
 }
 
 // signedSubmission is the Submission of a first export of 5 entries, signed by key.
