@@ -28,6 +28,7 @@ import (
 // re-sent export is the same submission, and the anchor run finishes with every
 // invariant holding.
 func TestAPIServerRestartedDuringSubmitsAndAnAnchorRun(t *testing.T) {
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, kubeconfig, apiServer := startRestartableAPIServer(t)

@@ -21,6 +21,7 @@ import (
 // --full` exits 0 with the secret, seq runs 1..entries), the killed seal left whole
 // batches of 1,000 only, and the chain takes more spans after it.
 func TestChainStoreTwoWritersAndAKilledSeal(t *testing.T) {
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

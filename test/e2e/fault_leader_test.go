@@ -20,6 +20,7 @@ import (
 // holding. The steps: right after the CrossAnchor is created, and right after the log
 // took its record (before status says so).
 func TestLeaderKilledDuringAnAnchorRun(t *testing.T) {
+	skipShort(t)
 	c, kubeconfig := startAPIServer(t)
 	for _, step := range []string{failAfterAnchorCreated, failAfterLogUpload} {
 		t.Run(step, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 //   - the local Rekor behind a TCP proxy that is closed and reopened (other tests share
 //     the Rekor, so it is not stopped).
 func TestLogDownForAWholeAnchorCycle(t *testing.T) {
+	skipShort(t)
 	c, kubeconfig := startAPIServer(t)
 	t.Run("embedded log directory gone", func(t *testing.T) {
 		// An empty read-only file system mounted over the log's directory: its files are

@@ -222,3 +222,12 @@ func waitFile(ctx context.Context, t *testing.T, path string) {
 		return err == nil
 	})
 }
+
+// skipShort skips a fault test under -short: they take minutes together, so a quick
+// `go test -short ./...` leaves them out; `make test` runs them (no -short).
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a fault test: run without -short (make test does)")
+	}
+}
