@@ -120,7 +120,7 @@ func stop(t *testing.T, s *envtest.APIServer) {
 	if err := s.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting for process") {
 		t.Fatalf("stop the API server: %v", err)
 	}
-	addr := net.JoinHostPort(s.SecureServing.Address, s.SecureServing.Port)
+	addr := net.JoinHostPort(s.Address, s.Port)
 	waitUntil(t.Context(), t, "the API server's port to close", func() bool {
 		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
