@@ -44,6 +44,7 @@ func TestAPIServerRestartedDuringSubmitsAndAnAnchorRun(t *testing.T) {
 		orgs[i].register(api)
 	}
 	waitRegistered(ctx, t, c, ns, 4)
+	began := time.Now()
 	orgs[0].submit(api)
 	orgs[1].submit(api)
 
@@ -61,6 +62,7 @@ func TestAPIServerRestartedDuringSubmitsAndAnAnchorRun(t *testing.T) {
 
 	// Four pending: the anchor run starts, and pauses once its CrossAnchor exists. The API
 	// server goes away, the run resumes against nothing, the API server comes back.
+	t.Logf("%s: submits done across a restart", time.Since(began).Round(time.Second))
 	waitFile(ctx, t, pauseFile)
 	stop(t, apiServer)
 	if err := os.Remove(pauseFile); err != nil {
@@ -68,8 +70,10 @@ func TestAPIServerRestartedDuringSubmitsAndAnAnchorRun(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // the outage: the resumed run's writes fail meanwhile
 	start(t, apiServer)
+	t.Logf("%s: the API server is back after the anchor run's outage", time.Since(began).Round(time.Second))
 
 	waitAnchors(ctx, t, c, ns, 1)
+	t.Logf("%s: the anchor run finished", time.Since(began).Round(time.Second))
 	checkInvariants(ctx, t, c, ns, logDir, m.api)
 }
 
