@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/operator"
 )
 
 // TestAPIServerRestartedDuringSubmitsAndAnAnchorRun stops the kube-apiserver (etcd keeps
@@ -83,38 +82,11 @@ func TestAPIServerRestartedDuringSubmitsAndAnAnchorRun(t *testing.T) {
 // and kubeconfigs made before a restart keep working after it.
 func startRestartableAPIServer(t *testing.T) (client.Client, string, *envtest.APIServer) {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t),
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	// kube-apiserver's graceful shutdown outlasts envtest's 20s stop timeout with the
 	// manager's watches open; after 2s it is killed, as a crash would.
 	apiServer := &envtest.APIServer{CertDir: t.TempDir(), StopTimeout: 2 * time.Second}
-	env.ControlPlane.APIServer = apiServer
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop API server: %v", err)
-		}
-	})
-	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, path, apiServer
+	c, kubeconfig := startAPIServerWith(t, apiServer)
+	return c, kubeconfig, apiServer
 }
 
 // stop stops the API server (SIGTERM, then SIGKILL after its StopTimeout) and waits until

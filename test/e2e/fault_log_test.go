@@ -50,13 +50,7 @@ func TestLogDownForAWholeAnchorCycle(t *testing.T) {
 			})
 	})
 	t.Run("rekor", func(t *testing.T) {
-		url := os.Getenv("REKOR_URL")
-		if url == "" {
-			if os.Getenv("CAIRN_REQUIRE_REKOR") != "" {
-				t.Fatal("CAIRN_REQUIRE_REKOR is set but REKOR_URL is not: run hack/rekor-up.sh")
-			}
-			t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
-		}
+		url := localRekor(t)
 		p := startProxy(t, strings.TrimPrefix(url, "http://"))
 		logFault(t, c, kubeconfig, "down-rekor", t.TempDir(), fv1.TransparencyLog{Type: fv1.TransparencyLogRekor,
 			URL: "http://" + p.addr, PublicKeyPEM: rekorPublicKey(t, url)}, p.close, func() { p.open(t) })
