@@ -41,7 +41,8 @@ const (
 // TestManagerKilledDuringAnAnchorRun kills the real manager process at each step of an
 // anchor run (a failpoint makes it exit there, as a crash would), starts a new one, and
 // expects the run finished: every submission anchored exactly once, one CrossAnchor, in
-// the log once, with a receipt that verifies offline.
+// the log once, with a receipt that verifies offline, and every invariant of
+// checkInvariants holding.
 func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 	c, kubeconfig := startAPIServer(t)
 	for _, step := range []string{failAfterAnchorCreated, failAfterHalfMarked, failAfterLogUpload} {
@@ -57,14 +58,15 @@ func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 				t.Fatalf("the manager with failpoint %s ended with %v, want exit status %d", step, err, failpointExitCode)
 			}
 
-			restarted := startManager(ctx, t, kubeconfig, logDir, "")
-			defer func() { _ = restarted.Process.Signal(os.Interrupt); _ = restarted.Wait() }()
+			restarted := runFaultManager(ctx, t, kubeconfig, logDir, ns, false)
 			ca := waitAnchored(ctx, t, c, ns, subs)
 			verifyAnchor(t, c, ns, ca)
 			// The log holds the genesis record, 4 registrations and the anchor: nothing twice.
 			if size := logSize(t, filepath.Join(logDir, ns, "fed")); size != 6 {
 				t.Errorf("the log holds %d entries, want 6", size)
 			}
+			waitAPIReady(ctx, t, restarted.api)
+			checkInvariants(ctx, t, c, ns, logDir, restarted.api)
 		})
 	}
 }
