@@ -22,11 +22,14 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 			if err := opts.Validate(); err != nil {
 				return usageError{err}
 			}
-			hooks, err := failpointHooks(os.Getenv(failpointEnv))
+			hooks, err := failpointHooks(os.Getenv(failpointEnv), os.Getenv(failpointPauseEnv))
 			if err != nil {
 				return usageError{err}
 			}
 			opts.Hooks = hooks
+			if opts.RetrySchedule, err = retrySchedule(os.Getenv(retryScheduleEnv)); err != nil {
+				return usageError{err}
+			}
 			cfg, err := ctrl.GetConfig()
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)

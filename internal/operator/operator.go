@@ -77,6 +77,9 @@ type Options struct {
 	FederationOperatorRateLimit float64
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
+	// RetrySchedule is the wait after each failed log upload; nil means
+	// controllers.DefaultRetrySchedule. Fault tests shorten it.
+	RetrySchedule []time.Duration
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
 	// taken; 0 means controllers.DefaultSnapshotInterval. Tests shorten it.
 	SnapshotInterval time.Duration
@@ -249,7 +252,8 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, SnapshotInterval: o.SnapshotInterval}); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, RetrySchedule: o.RetrySchedule,
+		SnapshotInterval: o.SnapshotInterval}); err != nil {
 		return nil, err
 	}
 	if o.Webhooks.Enable {

@@ -179,6 +179,9 @@ func (l *Embedded) sequence(ctx context.Context, body, leaf []byte) (indexed, er
 	if ok {
 		return found, nil
 	}
+	if err := l.writable(); err != nil {
+		return indexed{}, &UnavailableError{Op: "upload", Err: err}
+	}
 	future := l.add(ctx, tessera.NewEntry(body))
 	i, err := future()
 	if err != nil {

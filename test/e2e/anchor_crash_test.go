@@ -41,7 +41,8 @@ const (
 // TestManagerKilledDuringAnAnchorRun kills the real manager process at each step of an
 // anchor run (a failpoint makes it exit there, as a crash would), starts a new one, and
 // expects the run finished: every submission anchored exactly once, one CrossAnchor, in
-// the log once, with a receipt that verifies offline.
+// the log once, with a receipt that verifies offline, and every invariant of
+// checkInvariants holding.
 func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 	c, kubeconfig := startAPIServer(t)
 	for _, step := range []string{failAfterAnchorCreated, failAfterHalfMarked, failAfterLogUpload} {
@@ -57,14 +58,15 @@ func TestManagerKilledDuringAnAnchorRun(t *testing.T) {
 				t.Fatalf("the manager with failpoint %s ended with %v, want exit status %d", step, err, failpointExitCode)
 			}
 
-			restarted := startManager(ctx, t, kubeconfig, logDir, "")
-			defer func() { _ = restarted.Process.Signal(os.Interrupt); _ = restarted.Wait() }()
+			restarted := runFaultManager(ctx, t, kubeconfig, logDir, ns, false)
 			ca := waitAnchored(ctx, t, c, ns, subs)
 			verifyAnchor(t, c, ns, ca)
 			// The log holds the genesis record, 4 registrations and the anchor: nothing twice.
 			if size := logSize(t, filepath.Join(logDir, ns, "fed")); size != 6 {
 				t.Errorf("the log holds %d entries, want 6", size)
 			}
+			waitAPIReady(ctx, t, restarted.api)
+			checkInvariants(ctx, t, c, ns, logDir, restarted.api)
 		})
 	}
 }
@@ -116,27 +118,7 @@ func federationWithSubmissions(ctx context.Context, t *testing.T, c client.Clien
 	if err := c.Create(ctx, fed); err != nil {
 		t.Fatal(err)
 	}
-	var subs []string
-	for i := range n {
-		seed := sha256.Sum256(fmt.Appendf(nil, "%s operator %d", ns, i))
-		key := ed25519.NewKeyFromSeed(seed[:])
-		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		org := fmt.Sprintf("Org %d", i)
-		if err := c.Create(ctx, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("op-%d", i)},
-			Spec: fv1.FederationOperatorSpec{OrgName: org, PublicKeyPEM: fv1.PublicKeyPEM(pemText),
-				ProofOfPossession: fv1.Signature(protocol.SignRegistration(key, org))}}); err != nil {
-			t.Fatal(err)
-		}
-		sub := signedSubmission(t, key, ns, fmt.Sprintf("sub-%d", i), fv1.PublicKeyPEM(pemText))
-		if err := c.Create(ctx, sub); err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, sub.Name)
-	}
-	return subs
+	return addSubmissions(ctx, t, c, ns, 0, addOperators(ctx, t, c, ns, 0, n))
 }
 
 // signedSubmission is the Submission of a first export of 5 entries, signed by key.

@@ -46,15 +46,23 @@ func eachLog(t *testing.T, prefix string, story func(t *testing.T, ns string, lo
 		story(t, prefix+"-embedded", fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded})
 	})
 	t.Run("rekor", func(t *testing.T) {
-		url := os.Getenv("REKOR_URL")
-		if url == "" {
-			if os.Getenv("CAIRN_REQUIRE_REKOR") != "" {
-				t.Fatal("CAIRN_REQUIRE_REKOR is set but REKOR_URL is not: run hack/rekor-up.sh")
-			}
-			t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
-		}
+		url := localRekor(t)
 		story(t, prefix+"-rekor", fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url, PublicKeyPEM: rekorPublicKey(t, url)})
 	})
+}
+
+// localRekor returns hack/rekor-up.sh's REKOR_URL, and skips t when it is not set,
+// unless CAIRN_REQUIRE_REKOR is (make test sets both).
+func localRekor(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("REKOR_URL")
+	if url == "" {
+		if os.Getenv("CAIRN_REQUIRE_REKOR") != "" {
+			t.Fatal("CAIRN_REQUIRE_REKOR is set but REKOR_URL is not: run hack/rekor-up.sh")
+		}
+		t.Skip("REKOR_URL is not set: run hack/rekor-up.sh (make test does)")
+	}
+	return url
 }
 
 // startFederation creates namespace ns with the Federation "fed" on log, needing three

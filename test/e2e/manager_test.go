@@ -25,8 +25,15 @@ import (
 // administrator's kubeconfig.
 func startAPIServer(t *testing.T) (client.Client, string) {
 	t.Helper()
+	return startAPIServerWith(t, nil)
+}
+
+// startAPIServerWith is startAPIServer running apiServer (nil: envtest's default).
+func startAPIServerWith(t *testing.T, apiServer *envtest.APIServer) (client.Client, string) {
+	t.Helper()
 	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t),
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	env.ControlPlane.APIServer = apiServer
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("start API server: %v", err)
