@@ -37,9 +37,9 @@ func deepProtobuf(depth int) []byte {
 	}
 	v = append(v, leaf...)
 	span := bytes.Join([][]byte{
-		wireField(0x0a, bytes.Repeat([]byte{1}, 16)),                         // trace_id
-		wireField(0x12, bytes.Repeat([]byte{2}, 8)),                          // span_id
-		wireField(0x2a, []byte("chat")),                                      // name
+		wireField(0x0a, bytes.Repeat([]byte{1}, 16)),                                // trace_id
+		wireField(0x12, bytes.Repeat([]byte{2}, 8)),                                 // span_id
+		wireField(0x2a, []byte("chat")),                                             // name
 		wireField(0x4a, wireField(0x0a, []byte("gen_ai.deep")), wireField(0x12, v)), // attributes
 	}, nil)
 	return wireField(0x0a, wireField(0x12, wireField(0x12, span))) // resource_spans.scope_spans.spans
