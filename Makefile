@@ -65,6 +65,8 @@ test: manifests generate fmt vet setup-envtest setup-crds rekor-up setup-chromiu
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
 
+SOAK_DURATION ?= 30m
+
 SCREENSHOTS_DIR ?= docs/screenshots
 
 .PHONY: screenshots
@@ -83,6 +85,10 @@ FUZZTIME ?= 5m
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 5m) and keep the interesting inputs.
 	hack/fuzz.sh $(FUZZTIME)
+
+.PHONY: soak
+soak: ## Run `cairn serve` under a steady OTLP load for SOAK_DURATION (default 30m); fail on memory or fd growth.
+	CAIRN_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) go test ./test/soak -count=1 -v -timeout 0 -run TestSoak
 
 .PHONY: dev
 dev: build setup-envtest ## Run the whole system locally: control plane, CRDs, manager (DEV_FLAGS=--fresh starts over).

@@ -31,6 +31,18 @@ const (
 	// DefaultRegisterTimeout is how long POST /federation/register waits for the
 	// controller to register and log the operator.
 	DefaultRegisterTimeout = 30 * time.Second
+	// DefaultReadHeaderTimeout bounds the reading of a request's headers: a slowloris
+	// client sending them a byte at a time is cut off after it.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds the reading of a whole request, body included: generous,
+	// as a submission may be a 256 MiB export on a slow link.
+	DefaultReadTimeout = 10 * time.Minute
+	// DefaultWriteTimeout bounds a request from the end of its headers to the end of its
+	// answer: the read, plus the wait for the controller (DefaultRegisterTimeout, an
+	// anchor run's).
+	DefaultWriteTimeout = 15 * time.Minute
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for its next request.
+	DefaultIdleTimeout = 2 * time.Minute
 	// DefaultCollectInterval is how often a running server deletes expired challenge
 	// records.
 	DefaultCollectInterval = time.Minute
@@ -65,6 +77,10 @@ type Options struct {
 	// (controllers.Options.LogDir): GET /federation/log/... serves the Federation's from
 	// LogDir/<namespace>/<name>. Empty: the log is not served.
 	LogDir string
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the HTTP server's
+	// (http.Server's fields of the same names) when it runs as a Runnable; 0 means
+	// DefaultReadHeaderTimeout and the others.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Version is what /federation/status reports; the zero value means version.Get().
 	Version version.Info
 	// Logger receives failures; nil means slog.Default().
@@ -83,9 +99,12 @@ type Server struct {
 	// operatorLimiter is keyed by operator ID.
 	operatorLimiter *addressLimiter
 	regTimeout      time.Duration
-	logDir          string
-	version         version.Info
-	log             *slog.Logger
+	// timeouts are the http.Server's: ReadHeaderTimeout, ReadTimeout, WriteTimeout and
+	// IdleTimeout with the defaults applied.
+	timeouts httpTimeouts
+	logDir   string
+	version  version.Info
+	log      *slog.Logger
 	// pageRows is how many rows of each table the public page shows (pageSize; tests
 	// page smaller).
 	pageRows int
@@ -114,6 +133,9 @@ func New(o Options) (*Server, error) {
 	if s.regTimeout <= 0 {
 		s.regTimeout = DefaultRegisterTimeout
 	}
+	s.timeouts = httpTimeouts{readHeader: orDefault(o.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		read: orDefault(o.ReadTimeout, DefaultReadTimeout), write: orDefault(o.WriteTimeout, DefaultWriteTimeout),
+		idle: orDefault(o.IdleTimeout, DefaultIdleTimeout)}
 	if s.version == (version.Info{}) {
 		s.version = version.Get()
 	}
@@ -210,8 +232,7 @@ func (r *Runnable) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("federation API: listen on %s: %w", r.addr, err)
 	}
-	srv := &http.Server{Handler: r.server, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := r.server.httpServer(ctx)
 	go r.server.collectLoop(ctx, DefaultCollectInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -223,6 +244,27 @@ func (r *Runnable) Start(ctx context.Context) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// httpTimeouts are an http.Server's timeouts.
+type httpTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// orDefault is d, or def when d is not positive.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// httpServer is the http.Server of s, with its timeouts, whose requests' contexts end
+// with ctx.
+func (s *Server) httpServer(ctx context.Context) *http.Server {
+	return &http.Server{Handler: s, ReadHeaderTimeout: s.timeouts.readHeader, ReadTimeout: s.timeouts.read,
+		WriteTimeout: s.timeouts.write, IdleTimeout: s.timeouts.idle, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 }
 
 // collectLoop deletes expired challenge records every interval until ctx ends.

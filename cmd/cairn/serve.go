@@ -32,6 +32,15 @@ const (
 	serveShutdownTimeout   = 15 * time.Second
 )
 
+// serverTimeouts are an HTTP server's timeouts (http.Server's fields of the same names).
+type serverTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultServeTimeouts are the chain service's; tests shorten them.
+var defaultServeTimeouts = serverTimeouts{readHeader: serveReadHeaderTimeout, read: serveReadTimeout,
+	write: serveWriteTimeout, idle: serveIdleTimeout}
+
 // defaultServeRegion is the grid region cairn serve and cairn dev attribute energy to
 // when a span or an estimate request names none: the documented default.
 const defaultServeRegion = analysis.DefaultRegion
@@ -175,6 +184,8 @@ func (o *serveOptions) consensusEvaluator() (*consensus.Evaluator, error) {
 type chainService struct {
 	store   *store.Store
 	handler http.Handler
+	// timeouts are the HTTP server's: defaultServeTimeouts, which tests shorten.
+	timeouts serverTimeouts
 }
 
 // openChainService opens the chain at db (creating it when missing) and builds its API
@@ -194,7 +205,7 @@ func openChainService(db string, secret []byte, o api.Options) (*chainService, e
 	if err != nil {
 		return nil, errors.Join(usageError{err}, s.Close())
 	}
-	return &chainService{store: s, handler: h}, nil
+	return &chainService{store: s, handler: h, timeouts: defaultServeTimeouts}, nil
 }
 
 // serve listens on addr and serves until ctx ends; then it stops taking connections,
@@ -208,10 +219,10 @@ func (c *chainService) serve(ctx context.Context, addr string, listening func(ur
 	}
 	srv := &http.Server{
 		Handler:           c.handler,
-		ReadHeaderTimeout: serveReadHeaderTimeout,
-		ReadTimeout:       serveReadTimeout,
-		WriteTimeout:      serveWriteTimeout,
-		IdleTimeout:       serveIdleTimeout,
+		ReadHeaderTimeout: c.timeouts.readHeader,
+		ReadTimeout:       c.timeouts.read,
+		WriteTimeout:      c.timeouts.write,
+		IdleTimeout:       c.timeouts.idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}

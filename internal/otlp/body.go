@@ -54,6 +54,9 @@ func (e encoding) contentType() string {
 // decode decodes an ExportTraceServiceRequest encoded as e.
 func (e encoding) decode(data []byte) (ptraceotlp.ExportRequest, error) {
 	req := ptraceotlp.NewExportRequest()
+	if err := e.checkNesting(data); err != nil {
+		return req, fmt.Errorf("decode %s ExportTraceServiceRequest: %w", e.contentType(), err)
+	}
 	var err error
 	if e == encodingJSON {
 		err = req.UnmarshalJSON(data)

@@ -1,0 +1,51 @@
+package webhook
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Hostile bodies", func() {
+	It("are refused on every route that takes one: 413 over the limit, 400 nested 100,000 deep", func() {
+		const limit = 64 << 10
+		small, big := submitServer(Options{MaxBodyBytes: limit}), submitServer(Options{})
+		r := registered(big, "Hostile Org")
+		var bodyRoutes []route
+		for _, rt := range big.routes() {
+			if rt.request != nil {
+				bodyRoutes = append(bodyRoutes, rt)
+			}
+		}
+		// register, submit, withdraw and rotate-key today; a route added later is walked too.
+		Expect(len(bodyRoutes)).To(BeNumerically(">=", 4))
+		post := func(s *Server, rt route, body []byte) answer {
+			GinkgoHelper()
+			req := httptest.NewRequest(rt.method, rt.path, bytes.NewReader(body)).WithContext(ctx)
+			req.Header.Set("Content-Type", "application/json")
+			if rt.path == "/federation/submit" { // the only route authenticated by a header: a valid one
+				req.Header.Set("Authorization", bodyToken(r.key, body))
+			}
+			return record(s, req)
+		}
+		for _, rt := range bodyRoutes {
+			By(rt.method + " " + rt.path)
+			a := post(small, rt, append([]byte("{"), bytes.Repeat([]byte(" "), limit)...))
+			Expect(a.status).To(Equal(http.StatusRequestEntityTooLarge), string(a.raw))
+			Expect(a.body).To(HaveKeyWithValue("error", "body_too_large"))
+			Expect(a.body).To(HaveKeyWithValue("message", Not(BeEmpty())))
+
+			for _, level := range []string{"[", `{"a":`} {
+				a = post(big, rt, []byte(strings.Repeat(level, 100_000)))
+				Expect(a.status).To(Equal(http.StatusBadRequest), string(a.raw))
+				Expect(a.body).To(HaveKeyWithValue("error", Not(BeEmpty())))
+				Expect(a.body).To(HaveKeyWithValue("message", Not(BeEmpty())))
+			}
+			Expect(challenge(big)).NotTo(BeEmpty(), "the server still serves")
+		}
+	})
+})
