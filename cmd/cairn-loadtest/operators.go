@@ -109,12 +109,17 @@ func (o *simOperator) export(at time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// maxPendingResends bounds how often one export is sent again after 504
+// submission_pending.
+const maxPendingResends = 60
+
 // submission is one submit's outcome.
 type submission struct {
 	operator *simOperator
 	id       string // the API's submission_id on a 2xx
 	lastSeq  int64
-	latency  time.Duration
+	latency  time.Duration // from the first send to the verdict
+	resends  int           // times the export was sent again after 504 submission_pending
 	err      error
 }
 
@@ -130,8 +135,20 @@ func (o *simOperator) submit(ctx context.Context, entries int, at time.Time) sub
 		return submission{operator: o, err: err}
 	}
 	began := time.Now()
+	s := submission{operator: o, lastSeq: o.seq}
 	res, err := o.client.Submit(ctx, export)
-	s := submission{operator: o, latency: time.Since(began), lastSeq: o.seq, err: err}
+	// 504 submission_pending: the federation recorded the export but its controller has
+	// not judged it within the API's wait. As the answer says, the same export is sent
+	// again for its verdict (the API answers from the recorded Submission).
+	for client.IsCode(err, "submission_pending") && s.resends < maxPendingResends {
+		s.resends++
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+		res, err = o.client.Submit(ctx, export)
+	}
+	s.latency, s.err = time.Since(began), err
 	if err == nil {
 		s.id = res.SubmissionID
 		o.unsent = o.unsent[:0]

@@ -72,6 +72,7 @@ type result struct {
 	submitted    int
 	refused      []submission
 	latencies    []time.Duration // of accepted submissions
+	resends      int             // exports sent again after 504 submission_pending
 	anchors      []*anchorRun
 	samples      []sample
 	verdict      *verdict
@@ -129,6 +130,11 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 
 	var accepted []submission
 	weekBegan := time.Now()
+	defer func() {
+		if res.week == 0 {
+			res.week = time.Since(weekBegan)
+		}
+	}()
 	end := start.Add(time.Duration(cfg.Days) * 24 * time.Hour)
 	tick := 0
 	for now := start; now.Before(end); now = now.Add(cfg.Step) {
@@ -152,6 +158,7 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 		outcomes := submitAll(ctx, cfg.Workers, due, now)
 		for _, s := range outcomes {
 			res.submitted++
+			res.resends += s.resends
 			if s.err != nil {
 				res.refused = append(res.refused, s)
 				continue
