@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 // TestSmallLoad is the load test in miniature, so that `make test` keeps the harness
-// working: 20 operators for one simulated day with the chain service beside them. It
+// working: 16 operators (one of each cadence) for one simulated day in hourly steps with the chain service beside them. It
 // requires what `make loadtest` requires: nothing lost or refused, every accepted
 // submission in its one anchor, every anchor logged, the sampled receipts verified.
 func TestSmallLoad(t *testing.T) {
@@ -22,7 +23,8 @@ func TestSmallLoad(t *testing.T) {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or export KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh)")
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	cfg, err := parseFlags([]string{"-operators", "20", "-days", "1", "-sample", "4", "-chain-max-spans", "20000",
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg, err := parseFlags([]string{"-operators", "16", "-days", "1", "-step", "1h", "-sample", "4", "-chain-max-spans", "20000",
 		"-deadline", "3m", "-dir", t.TempDir(), "-assets", assets})
 	if err != nil {
 		t.Fatal(err)
