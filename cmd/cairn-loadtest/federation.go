@@ -113,7 +113,7 @@ func (f *federation) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the federation API did not get ready: %w (last: %v)", ctx.Err(), err)
+			return fmt.Errorf("the federation API did not get ready: %w (last: %w)", ctx.Err(), err)
 		case err := <-f.done:
 			return fmt.Errorf("the manager stopped: %w", err)
 		case <-time.After(100 * time.Millisecond):

@@ -36,7 +36,7 @@ func main() { os.Exit(loadtest(os.Args[1:])) }
 func loadtest(args []string) int {
 	cfg, err := parseFlags(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cairn-loadtest:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "cairn-loadtest:", err)
 		return 2
 	}
 	if cfg.tempDir {
@@ -59,11 +59,11 @@ func loadtest(args []string) int {
 		res.write(os.Stdout)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cairn-loadtest:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "cairn-loadtest:", err)
 		return 1
 	}
 	if !res.ok() {
-		fmt.Fprintln(os.Stderr, "cairn-loadtest: FAILED: submissions lost or refused, or an invariant broken")
+		_, _ = fmt.Fprintln(os.Stderr, "cairn-loadtest: FAILED: submissions lost or refused, or an invariant broken")
 		return 1
 	}
 	return 0

@@ -40,11 +40,11 @@ func (res *result) write(w io.Writer) {
 		}
 		cad, i = append(cad, c), j
 	}
-	fmt.Fprintf(w, "\n%d operators, %d simulated days in steps of %s, anchorInterval %s, cadences %s (operator i takes cadence i mod %d), %d workers\n\n",
+	_, _ = fmt.Fprintf(w, "\n%d operators, %d simulated days in steps of %s, anchorInterval %s, cadences %s (operator i takes cadence i mod %d), %d workers\n\n",
 		cfg.Operators, cfg.Days, cfg.Step, cfg.AnchorEvery, strings.Join(cad, ","), len(cfg.Cadences), cfg.Workers)
-	fmt.Fprintf(w, "| Measure | Value |\n|---|---|\n")
+	_, _ = fmt.Fprintf(w, "| Measure | Value |\n|---|---|\n")
 	row := func(k string, format string, args ...any) {
-		fmt.Fprintf(w, "| %s | %s |\n", k, fmt.Sprintf(format, args...))
+		_, _ = fmt.Fprintf(w, "| %s | %s |\n", k, fmt.Sprintf(format, args...))
 	}
 	row("wall time: registration / simulated days / in all", "%s / %s / %s", res.registration.Round(time.Second), res.week.Round(time.Second), res.total.Round(time.Second))
 	row("registrations (challenge flow, each logged)", "%d, %.1f/s", cfg.Operators, float64(cfg.Operators)/res.registration.Seconds())
@@ -72,30 +72,30 @@ func (res *result) write(w io.Writer) {
 		row("chain service: API reads p50 / p90 / p99 / max", "%s / %s / %s / %s (%d reads)", ms(percentile(c.reads, 50)), ms(percentile(c.reads, 90)),
 			ms(percentile(c.reads, 99)), ms(percentile(c.reads, 100)), len(c.reads))
 	}
-	fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database / data dir |\n|---|---|---|---|---|---|---|\n")
+	_, _ = fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database / data dir |\n|---|---|---|---|---|---|---|\n")
 	for i, s := range res.samples {
 		if s.sim%(24*time.Hour) != 0 && i != len(res.samples)-1 {
 			continue
 		}
-		fmt.Fprintf(w, "| %gh | %s | %d | %s | %s | %d | %s / %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
+		_, _ = fmt.Fprintf(w, "| %gh | %s | %d | %s | %s | %d | %s / %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
 			mib(s.heapInuse), mib(s.sys), s.goroutines, mib(s.etcdDB), mib(s.etcdBytes))
 	}
 	if len(res.refused) > 0 {
-		fmt.Fprintf(w, "\nrefused submissions (first 5):\n")
+		_, _ = fmt.Fprintf(w, "\nrefused submissions (first 5):\n")
 		for _, s := range res.refused[:min(5, len(res.refused))] {
-			fmt.Fprintf(w, "- %s: %v\n", s.operator.id, s.err)
+			_, _ = fmt.Fprintf(w, "- %s: %v\n", s.operator.id, s.err)
 		}
 	}
 	if v != nil && len(v.problems) > 0 {
-		fmt.Fprintf(w, "\nbroken invariants:\n")
+		_, _ = fmt.Fprintf(w, "\nbroken invariants:\n")
 		for _, p := range v.problems {
-			fmt.Fprintf(w, "- %s\n", p)
+			_, _ = fmt.Fprintf(w, "- %s\n", p)
 		}
 	}
 	if c := res.chain; c != nil {
 		for _, err := range c.errs {
 			if err != nil {
-				fmt.Fprintf(w, "\nchain service error: %v\n", err)
+				_, _ = fmt.Fprintf(w, "\nchain service error: %v\n", err)
 			}
 		}
 	}

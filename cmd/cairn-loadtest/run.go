@@ -113,7 +113,7 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 		return err
 	}
 	res.registration = time.Since(t0)
-	fmt.Fprintf(log, "registered %d operators in %s\n", len(ops), res.registration.Round(time.Millisecond))
+	_, _ = fmt.Fprintf(log, "registered %d operators in %s\n", len(ops), res.registration.Round(time.Millisecond))
 
 	chainCtx, stopChain := context.WithCancel(ctx)
 	defer stopChain()
@@ -167,7 +167,7 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 			res.latencies = append(res.latencies, s.latency)
 		}
 		if now.Sub(start)%(24*time.Hour) == 0 {
-			fmt.Fprintf(log, "day %d: %d submitted, %d refused, %d anchors, %s wall\n", int(now.Sub(start)/(24*time.Hour)),
+			_, _ = fmt.Fprintf(log, "day %d: %d submitted, %d refused, %d anchors, %s wall\n", int(now.Sub(start)/(24*time.Hour)),
 				res.submitted, len(res.refused), len(res.anchors), time.Since(weekBegan).Round(time.Second))
 		}
 	}
