@@ -65,6 +65,12 @@ test: manifests generate fmt vet setup-envtest setup-crds rekor-up setup-chromiu
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
 
+LOADTEST_FLAGS ?=
+
+.PHONY: loadtest
+loadtest: setup-envtest ## Run the load test: 1,000 operators for a simulated week on loopback, at most 30 minutes (see docs/BENCHMARKS.md; LOADTEST_FLAGS=-h lists its flags).
+	go run ./cmd/cairn-loadtest -assets "$(ENVTEST_ASSETS)" $(LOADTEST_FLAGS)
+
 SOAK_DURATION ?= 30m
 
 SCREENSHOTS_DIR ?= docs/screenshots

@@ -83,6 +83,9 @@ type Options struct {
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
 	// taken; 0 means controllers.DefaultSnapshotInterval. Tests shorten it.
 	SnapshotInterval time.Duration
+	// Now replaces time.Now as the clock of the controllers and the federation API, for
+	// the load test's simulated week; nil in production (no flag sets it).
+	Now func() time.Time
 	// Webhooks serves the admission webhooks; config/default turns them on.
 	Webhooks WebhookOptions
 }
@@ -253,7 +256,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, RetrySchedule: o.RetrySchedule,
-		SnapshotInterval: o.SnapshotInterval}); err != nil {
+		SnapshotInterval: o.SnapshotInterval, Now: o.Now}); err != nil {
 		return nil, err
 	}
 	if o.Webhooks.Enable {
@@ -284,7 +287,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 		return err
 	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
-		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir,
+		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, Now: o.Now,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit})
 	if err != nil {
 		return err
