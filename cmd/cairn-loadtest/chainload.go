@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,12 +12,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/otlp"
+	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -155,29 +153,6 @@ func readChain(ctx context.Context, base string) ([]time.Duration, error) {
 // otlpRequest is the r-th batch: spansPerRequest gen_ai chat spans with the attributes a
 // typical instrumentation records, OTLP/protobuf encoded.
 func otlpRequest(r int) ([]byte, error) {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "billing-assistant")
-	spans := rs.ScopeSpans().AppendEmpty().Spans()
-	for i := range spansPerRequest {
-		span := spans.AppendEmpty()
-		var id [16]byte
-		binary.BigEndian.PutUint64(id[:8], uint64(r+1))
-		binary.BigEndian.PutUint64(id[8:], uint64(i+1))
-		span.SetTraceID(id)
-		span.SetSpanID([8]byte(id[8:]))
-		span.SetName("chat gpt-4o")
-		span.SetKind(ptrace.SpanKindClient)
-		start := uint64(1795262401000000000 + r*1e9 + i*1e6)
-		span.SetStartTimestamp(pcommon.Timestamp(start))
-		span.SetEndTimestamp(pcommon.Timestamp(start + 850e6))
-		a := span.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.system", "openai")
-		a.PutStr("gen_ai.request.model", "gpt-4o")
-		a.PutInt("gen_ai.usage.input_tokens", int64(100+i))
-		a.PutInt("gen_ai.usage.output_tokens", int64(200+i))
-		span.Status().SetCode(ptrace.StatusCodeOk)
-	}
+	td := genaispans.Batch(r, spansPerRequest, "billing-assistant", 1795262401000000000+uint64(r)*1e9)
 	return ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 }

@@ -3,18 +3,15 @@ package otlp_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/cairn-dev/cairn/internal/otlp"
+	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -28,36 +25,7 @@ func benchRequests(b *testing.B, n int, encode func(ptraceotlp.ExportRequest) ([
 	b.Helper()
 	out := make([][]byte, n)
 	for r := range out {
-		td := ptrace.NewTraces()
-		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", "billing-assistant")
-		spans := rs.ScopeSpans().AppendEmpty().Spans()
-		for i := range benchSpansPerRequest {
-			span := spans.AppendEmpty()
-			var id [16]byte
-			binary.BigEndian.PutUint64(id[:8], uint64(r+1))
-			binary.BigEndian.PutUint64(id[8:], uint64(i+1))
-			span.SetTraceID(id)
-			span.SetSpanID([8]byte(id[8:]))
-			span.SetName("chat gpt-4o")
-			span.SetKind(ptrace.SpanKindClient)
-			start := uint64(1795262401000000000 + r*1e9 + i*1e6)
-			span.SetStartTimestamp(pcommon.Timestamp(start))
-			span.SetEndTimestamp(pcommon.Timestamp(start + 850e6))
-			a := span.Attributes()
-			a.PutStr("gen_ai.operation.name", "chat")
-			a.PutStr("gen_ai.system", "openai")
-			a.PutStr("gen_ai.request.model", "gpt-4o")
-			a.PutStr("gen_ai.response.model", "gpt-4o-2024-08-06")
-			a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%d-%d", r, i))
-			a.PutDouble("gen_ai.request.temperature", 0.2)
-			a.PutInt("gen_ai.request.max_tokens", 1024)
-			a.PutInt("gen_ai.usage.input_tokens", int64(100+i))
-			a.PutInt("gen_ai.usage.output_tokens", int64(200+i))
-			a.PutEmptySlice("gen_ai.response.finish_reasons").AppendEmpty().SetStr("stop")
-			a.PutStr("server.address", "api.example.invalid")
-			span.Status().SetCode(ptrace.StatusCodeOk)
-		}
+		td := genaispans.Batch(r, benchSpansPerRequest, "billing-assistant", 1795262401000000000+uint64(r)*1e9)
 		body, err := encode(ptraceotlp.NewExportRequestFromTraces(td))
 		if err != nil {
 			b.Fatal(err)

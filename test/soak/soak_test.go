@@ -3,7 +3,6 @@ package soak
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
@@ -325,30 +323,6 @@ func (s *server) lastSeq(ctx context.Context) (int64, error) {
 
 // spans encodes request n of the soak.
 func spans(n int) ([]byte, error) {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr("service.name", "soak")
-	list := rs.ScopeSpans().AppendEmpty().Spans()
-	now := uint64(time.Now().UnixNano())
-	for i := range spansPerRequest {
-		span := list.AppendEmpty()
-		var id [16]byte
-		binary.BigEndian.PutUint64(id[:8], uint64(n+1))
-		binary.BigEndian.PutUint64(id[8:], uint64(i+1))
-		span.SetTraceID(id)
-		span.SetSpanID([8]byte(id[8:]))
-		span.SetName("chat gpt-4o")
-		span.SetKind(ptrace.SpanKindClient)
-		span.SetStartTimestamp(pcommon.Timestamp(now))
-		span.SetEndTimestamp(pcommon.Timestamp(now + 850e6))
-		a := span.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.system", "openai")
-		a.PutStr("gen_ai.request.model", "gpt-4o")
-		a.PutStr("gen_ai.response.id", fmt.Sprintf("chatcmpl-%d-%d", n, i))
-		a.PutInt("gen_ai.usage.input_tokens", int64(100+i))
-		a.PutInt("gen_ai.usage.output_tokens", int64(200+i))
-		span.Status().SetCode(ptrace.StatusCodeOk)
-	}
+	td := genaispans.Batch(n, spansPerRequest, "soak", uint64(time.Now().UnixNano()))
 	return ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 }
