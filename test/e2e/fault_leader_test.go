@@ -30,7 +30,7 @@ func TestLeaderKilledDuringAnAnchorRun(t *testing.T) {
 			faultFederation(ctx, t, c, ns, fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, 3)
 			pauseFile := filepath.Join(t.TempDir(), "paused")
 			leader := runFaultManager(ctx, t, kubeconfig, logDir, ns, true, failpointEnv+"="+step, failpointPauseEnv+"="+pauseFile)
-			first := waitLeader(ctx, t, c)
+			first := waitLeader(ctx, t, c, ns)
 			follower := runFaultManager(ctx, t, kubeconfig, logDir, ns, true)
 			keys := addOperators(ctx, t, c, ns, 0, 3)
 			waitRegistered(ctx, t, c, ns, 3)
@@ -43,7 +43,7 @@ func TestLeaderKilledDuringAnAnchorRun(t *testing.T) {
 			_ = leader.cmd.Wait()
 			lease := &coordinationv1.Lease{}
 			waitUntil(ctx, t, "the second replica to take the Lease", func() bool {
-				if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: operator.LeaderElectionID}, lease); err != nil {
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator.LeaderElectionID}, lease); err != nil {
 					t.Fatal(err)
 				}
 				h := lease.Spec.HolderIdentity

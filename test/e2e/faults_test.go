@@ -46,9 +46,14 @@ func runFaultManager(ctx context.Context, t *testing.T, kubeconfig, logDir, ns s
 	t.Helper()
 	addrs := freeAddresses(t, 2)
 	args := []string{"manager", "--kubeconfig", kubeconfig, "--log-dir", logDir, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", addrs[0], "--federation-bind-address", addrs[1], "--federation", ns + "/fed"}
+		"--health-probe-bind-address", addrs[0], "--federation-bind-address", addrs[1], "--federation", ns + "/fed",
+		// Only this test's namespace: an earlier test's Federation, left on the shared API
+		// server, is not this manager's to anchor (into another log directory).
+		"--namespaces", ns}
 	if leaderElect {
-		args = append(args, "--leader-elect", "--leader-election-namespace", "default")
+		// A Lease of this test's own: an earlier test's replicas, killed when its context
+		// ended, leave theirs held until it expires, and a stale holder is no leader.
+		args = append(args, "--leader-elect", "--leader-election-namespace", ns)
 	}
 	m := &faultManager{cmd: exec.CommandContext(ctx, cairnBin, args...), api: addrs[1], out: &lockedBuffer{}}
 	m.cmd.Env = append(append(os.Environ(), retryScheduleEnv+"=1s"), env...)

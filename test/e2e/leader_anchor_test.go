@@ -46,7 +46,7 @@ func TestAnchorRequestToTheNonLeaderAnchorsOnce(t *testing.T) {
 	}
 
 	leaderAPI := startReplica(ctx, t, kubeconfig, ns+"/fed")
-	holder := waitLeader(ctx, t, c)
+	holder := waitLeader(ctx, t, c, "default")
 	followerAPI := startReplica(ctx, t, kubeconfig, ns+"/fed")
 	for _, api := range []string{leaderAPI, followerAPI} {
 		// 503 federation_not_ready until the leader has made the Federation's key.
@@ -81,7 +81,7 @@ func TestAnchorRequestToTheNonLeaderAnchorsOnce(t *testing.T) {
 	if err := controllers.TrustAnchor(&fed, &anchors.Items[0]); err != nil {
 		t.Fatalf("the anchor: %v", err)
 	}
-	if h := waitLeader(ctx, t, c); h != holder {
+	if h := waitLeader(ctx, t, c, "default"); h != holder {
 		t.Fatalf("the leader changed from %s to %s: the follower was not a follower", holder, h)
 	}
 
@@ -122,10 +122,10 @@ func startReplica(ctx context.Context, t *testing.T, kubeconfig, fed string) str
 }
 
 // waitLeader waits until the managers' Lease has a holder and returns it.
-func waitLeader(ctx context.Context, t *testing.T, c client.Client) string {
+func waitLeader(ctx context.Context, t *testing.T, c client.Client, namespace string) string {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: "default", Name: operator.LeaderElectionID}
+	key := client.ObjectKey{Namespace: namespace, Name: operator.LeaderElectionID}
 	for c.Get(ctx, key, lease) != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 		select {
 		case <-ctx.Done():
