@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
 // cairnBin is the cairn binary that TestMain builds for every test of the package.
@@ -39,30 +40,11 @@ func runWithBinary(m *testing.M) int {
 	return m.Run()
 }
 
-func assetsDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or export KUBEBUILDER_ASSETS=$(hack/setup-envtest.sh)")
-	}
-	return dir
-}
+// assetsDir is the directory of kube-apiserver, etcd and kubectl.
+func assetsDir(t *testing.T) string { return testcluster.AssetsDir(t) }
 
-// freeAddresses returns n distinct loopback addresses that were free a moment ago. The
-// listeners stay open until all n are chosen, so the kernel cannot hand one port out twice.
-func freeAddresses(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = l.Close() }()
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs
-}
+// freeAddresses returns n distinct loopback addresses that were free a moment ago.
+func freeAddresses(t *testing.T, n int) []string { return testcluster.FreeAddresses(t, n) }
 
 // devProcess is a running `cairn dev`.
 type devProcess struct {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
 // startAPIServer runs etcd and kube-apiserver with the federation CRDs installed, as
@@ -31,35 +30,10 @@ func startAPIServer(t *testing.T) (client.Client, string) {
 // startAPIServerWith is startAPIServer running apiServer (nil: envtest's default).
 func startAPIServerWith(t *testing.T, apiServer *envtest.APIServer) (client.Client, string) {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t),
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	env.ControlPlane.APIServer = apiServer
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop API server: %v", err)
-		}
-	})
-	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, path
+	c := testcluster.Start(t, env, "e2e-admin")
+	return c.Admin, c.Kubeconfig
 }
 
 // get polls url until it answers, and returns the status and body of the first answer.

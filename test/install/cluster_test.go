@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
 // configDir is the repository's config/.
@@ -29,21 +28,7 @@ var configDir = filepath.Join("..", "..", "config")
 const managedNamespace = "cairn-system"
 
 // assetsDir is the directory of kube-apiserver, etcd and kubectl.
-func assetsDir(t *testing.T) string {
-	t.Helper()
-	return envDir(t, "KUBEBUILDER_ASSETS", "hack/setup-envtest.sh")
-}
-
-// envDir is the directory the environment variable name holds, which script prints;
-// the test fails without it.
-func envDir(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := os.Getenv(name)
-	if dir == "" {
-		t.Fatalf("%s is not set: run `make test`, or export %s=$(%s)", name, name, script)
-	}
-	return dir
-}
+func assetsDir(t *testing.T) string { return testcluster.AssetsDir(t) }
 
 // cluster is one envtest API server and an administrator's access to it.
 type cluster struct {
@@ -56,33 +41,8 @@ type cluster struct {
 // startCluster starts env for the test and stops it when the test ends.
 func startCluster(t *testing.T, env *envtest.Environment) *cluster {
 	t.Helper()
-	env.BinaryAssetsDirectory = assetsDir(t)
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start API server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop API server: %v", err)
-		}
-	})
-	user, err := env.AddUser(envtest.User{Name: "install-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	admin, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{t: t, cfg: cfg, admin: admin, kubeconfig: path}
+	c := testcluster.Start(t, env, "install-admin")
+	return &cluster{t: t, cfg: c.Config, admin: c.Admin, kubeconfig: c.Kubeconfig}
 }
 
 // kubectl runs envtest's kubectl as the administrator, with stdin (nil: none), and

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
 // TestKustomizationsDryRunOnTheServer applies, with `kubectl apply --dry-run=server -k`,
@@ -134,7 +136,7 @@ func install(t *testing.T, c *cluster, files ...string) {
 // Prometheus operator's CRDs.
 func externalCRDs(t *testing.T) string {
 	t.Helper()
-	return envDir(t, "CAIRN_EXTERNAL_CRDS", "hack/setup-crds.sh")
+	return testcluster.EnvDir(t, "CAIRN_EXTERNAL_CRDS", "hack/setup-crds.sh")
 }
 
 // newCACertificate returns the PEM certificate of a new self-signed CA, as a user of the

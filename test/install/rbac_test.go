@@ -2,7 +2,6 @@ package install
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
 // rbacKinds are the kinds of config/default that grant the manager its permissions.
@@ -144,16 +144,4 @@ func eventually(ctx context.Context, t *testing.T, abort func() error, what stri
 }
 
 // freeAddresses returns n distinct loopback addresses that were free a moment ago.
-func freeAddresses(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = l.Close() }()
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs
-}
+func freeAddresses(t *testing.T, n int) []string { return testcluster.FreeAddresses(t, n) }

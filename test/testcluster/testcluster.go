@@ -1,0 +1,94 @@
+// Package testcluster starts the real API servers the whole-system tests (test/e2e,
+// test/install) run against, and gives them free loopback addresses: the set-up those
+// packages share, since one test package cannot import another's test files.
+package testcluster
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cairn-dev/cairn/internal/operator"
+)
+
+// Cluster is a running envtest control plane and its administrator.
+type Cluster struct {
+	// Config is envtest's own administrator's.
+	Config *rest.Config
+	// Admin is a client of Config that knows the federation's kinds.
+	Admin client.Client
+	// Kubeconfig is the path of a kubeconfig for a system:masters user, for processes
+	// (cairn manager, kubectl) the test runs.
+	Kubeconfig string
+}
+
+// Start starts env (with the binaries of $KUBEBUILDER_ASSETS), writes a kubeconfig for
+// the system:masters user adminName, and stops env when the test ends.
+func Start(t testing.TB, env *envtest.Environment, adminName string) *Cluster {
+	t.Helper()
+	env.BinaryAssetsDirectory = AssetsDir(t)
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start API server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop API server: %v", err)
+		}
+	})
+	user, err := env.AddUser(envtest.User{Name: adminName, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Cluster{Config: cfg, Admin: admin, Kubeconfig: path}
+}
+
+// AssetsDir is $KUBEBUILDER_ASSETS; the test fails without it.
+func AssetsDir(t testing.TB) string {
+	t.Helper()
+	return EnvDir(t, "KUBEBUILDER_ASSETS", "hack/setup-envtest.sh")
+}
+
+// EnvDir is the directory the environment variable name holds, which script prints; the
+// test fails without it.
+func EnvDir(t testing.TB, name, script string) string {
+	t.Helper()
+	dir := os.Getenv(name)
+	if dir == "" {
+		t.Fatalf("%s is not set: run `make test`, or export %s=$(%s)", name, name, script)
+	}
+	return dir
+}
+
+// FreeAddresses returns n distinct loopback addresses that were free a moment ago. The
+// listeners stay open until all n are chosen, so the kernel cannot hand one port out twice.
+func FreeAddresses(t testing.TB, n int) []string {
+	t.Helper()
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = l.Close() }()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs
+}
