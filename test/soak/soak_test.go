@@ -19,8 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 )
 
 // The soak's load and tolerances.
