@@ -61,11 +61,19 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (*prot
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	bridge, err := s.readBridge(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	imports := newImportCheck(bridge, from, nil)
 	progress := newProgress(o.Progress, to-from+1)
 	var written int64
 	l := newLinker(from)
 	err = s.scan(ctx, tx, l.lo(), to, func(r *row) error {
 		if err := l.check(r); err != nil || r.e.Seq < from {
+			return err
+		}
+		if err := imports.check(r); err != nil {
 			return err
 		}
 		if err := x.Write(&r.e); err != nil {

@@ -52,10 +52,11 @@ const packSep = "\x1f"
 // packedColumns is how many columns selectPacked joins.
 const packedColumns = 10
 
-// row is an entry as read and protocol.CheckEntry's verdict on it.
+// row is an entry as read and protocol.CheckEntryBody's verdict on it.
 type row struct {
-	e   protocol.Entry
-	err error
+	e    protocol.Entry
+	kind protocol.BodyKind
+	err  error
 }
 
 type batch struct {
@@ -108,7 +109,7 @@ func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, each func(*r
 					if ctx.Err() != nil {
 						break // the caller has stopped reading
 					}
-					b.rows[i].err = protocol.CheckEntry(&b.rows[i].e, mac)
+					b.rows[i].kind, b.rows[i].err = protocol.CheckEntryBody(&b.rows[i].e, mac)
 				}
 				close(b.done)
 			}

@@ -33,6 +33,9 @@ type VerifyReport struct {
 	HMACsChecked bool
 	// Full is true for a full verification.
 	Full bool
+	// Import is what was checked of the entries imported from BIJOTEL, when the chain
+	// begins with a bridge record; nil otherwise.
+	Import *ImportReport
 }
 
 // Verify checks the window From..To of the chain in one read transaction, so appends
@@ -70,6 +73,12 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 	if to == 0 {
 		return report, nil
 	}
+	bridge, err := s.readBridge(ctx, tx)
+	if err != nil {
+		return report, err
+	}
+	imports := newImportCheck(bridge, from, s.secret)
+	report.Import = imports.report
 	total := to - from + 1
 	if !o.Full {
 		total = min(total, 2) // the window's first and last entries
@@ -82,6 +91,9 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 				return err
 			}
 			if r.e.Seq >= from {
+				if err := imports.check(r); err != nil {
+					return err
+				}
 				report.Checked++
 				progress.set(report.Checked)
 			}
@@ -91,7 +103,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 			err = l.finish(to)
 		}
 	} else {
-		err = s.smoke(ctx, tx, from, to, report)
+		err = s.smoke(ctx, tx, from, to, report, imports)
 	}
 	if err != nil {
 		return report, s.explain(ctx, tx, from, err)
@@ -101,7 +113,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 }
 
 // smoke checks the window's first and last entries, each with the link to its predecessor.
-func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *VerifyReport) error {
+func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *VerifyReport, imports *importCheck) error {
 	mac := s.newMAC()
 	ends := []int64{from, to}
 	if from == to {
@@ -115,9 +127,14 @@ func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *V
 		}
 		for i := range rows {
 			r := &row{e: rows[i]}
-			r.err = protocol.CheckEntry(&r.e, mac)
+			r.kind, r.err = protocol.CheckEntryBody(&r.e, mac)
 			if err := l.check(r); err != nil {
 				return err
+			}
+			if r.e.Seq == seq {
+				if err := imports.place(r); err != nil {
+					return err
+				}
 			}
 		}
 		if err := l.finish(seq); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"strconv"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -129,3 +130,16 @@ func (v *ChainVerifier) Checked() (n, last int64) { return v.checked, v.last }
 // Head is the hmac_hash of the last row that passed, or the expected first prev_hash when
 // none has.
 func (v *ChainVerifier) Head() string { return v.prev }
+
+// CairnEntry sets e to r as a Cairn chain imports it (protocol.Bridge): the same body,
+// canonical_hash and columns, a NULL span_kind as "". Seq and the links are left for the
+// importing chain to set.
+func (r *Row) CairnEntry(e *protocol.Entry) {
+	*e = protocol.Entry{
+		TimestampNS: strconv.FormatInt(r.TimestampNS, 10), TraceID: r.TraceID, SpanID: r.SpanID,
+		SpanName: r.SpanName, CanonicalBody: r.CanonicalBody, CanonicalHash: r.CanonicalHash,
+	}
+	if r.SpanKind != nil {
+		e.SpanKind = *r.SpanKind
+	}
+}

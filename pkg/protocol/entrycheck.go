@@ -13,8 +13,14 @@ import (
 // CheckEntry checks everything about one entry that needs no other entry, with the
 // checks and reasons VerifyExport uses, in its order: the entry's shape
 // (ReasonMalformed), SHA-256 of the body against canonical_hash (ReasonBodyHash), that
-// the body is its own RFC 8785 form (ReasonNonCanonical), the columns against the body's members (ReasonColumn), and, when mac is not nil, hmac_hash
-// (ReasonHMAC). Failures are an *EntryError.
+// the body is its own RFC 8785 form (ReasonNonCanonical), the columns against the body's
+// members (ReasonColumn), and, when mac is not nil, hmac_hash (ReasonHMAC). Failures are
+// an *EntryError.
+//
+// The columns are compared only for a span body. A body with neither a string trace_id
+// nor a string span_id member is an imported row's (BodyImported: a BIJOTEL body, which
+// has no ids): its columns are the imported row's and are bound by the bridge record
+// instead (see Bridge); CheckEntryBody tells the caller which kind it checked.
 //
 // mac must be HMAC-SHA256 keyed with the chain secret (hmac.New(sha256.New, secret)); it
 // is reset before use, so one can serve many calls, but not concurrent ones.
@@ -23,7 +29,30 @@ import (
 // does that first, so a changed prev_hash is reported as a broken link rather than as the
 // HMAC mismatch it also causes.
 func CheckEntry(e *Entry, mac hash.Hash) error {
-	fail := func(reason string, err error) error { return &EntryError{Seq: e.Seq, Reason: reason, Err: err} }
+	_, err := CheckEntryBody(e, mac)
+	return err
+}
+
+// BodyKind says what an entry's canonical body is.
+type BodyKind uint8
+
+const (
+	// BodySpan is a span body: its members name, kind, start_time_ns, trace_id and span_id
+	// are the entry's columns.
+	BodySpan BodyKind = iota
+	// BodyImported is a body imported byte for byte from another product's chain, which
+	// has neither a string trace_id nor a string span_id member; its columns are bound by
+	// the bridge record that precedes the imported rows (see Bridge).
+	BodyImported
+)
+
+// CheckEntryBody is CheckEntry, and also says what kind of body the entry has (which is
+// meaningful only when the error is nil).
+func CheckEntryBody(e *Entry, mac hash.Hash) (BodyKind, error) {
+	kind := BodySpan
+	fail := func(reason string, err error) (BodyKind, error) {
+		return kind, &EntryError{Seq: e.Seq, Reason: reason, Err: err}
+	}
 	if err := e.checkShape(); err != nil {
 		return fail(ReasonMalformed, fmt.Errorf("%w: %w", ErrMalformed, err))
 	}
@@ -41,14 +70,16 @@ func CheckEntry(e *Entry, mac hash.Hash) error {
 		return fail(ReasonNonCanonical, fmt.Errorf("%w: body is not RFC 8785 JSON nested at most %d levels: %w", ErrMismatch, MaxBodyNesting, err))
 	}
 	cols.name, cols.kind, cols.startTimeNS, cols.traceID, cols.spanID = values[0], values[1], values[2], values[3], values[4]
-	if err := cols.compare(e); err != nil {
+	if cols.traceID == nil && cols.spanID == nil {
+		kind = BodyImported
+	} else if err := cols.compare(e); err != nil {
 		return fail(ReasonColumn, err)
 	}
 	if mac != nil && !hmacMatches(mac, e) {
 		// The recomputed HMAC is not kept: it is what a forger needs.
 		return fail(ReasonHMAC, &MismatchError{Field: "hmac_hash", Got: e.HMACHash})
 	}
-	return nil
+	return kind, nil
 }
 
 // hmacMatches recomputes e's HMAC with mac and compares it, in constant time, with

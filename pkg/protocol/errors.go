@@ -94,6 +94,9 @@ const (
 	// whitespace, keys out of order or repeated, an escape or number JCS does not write,
 	// invalid UTF-8, or anything else that is not canonical JSON.
 	ReasonNonCanonical = "non_canonical_body"
+	// ReasonBridge means an imported entry (protocol.BodyImported) is not where a bridge
+	// record imports it, or the imported entries' columns are not those the bridge binds.
+	ReasonBridge = "bridge_mismatch"
 	// ReasonMalformed means the entry is not of the format's shape.
 	ReasonMalformed = "malformed_entry"
 )

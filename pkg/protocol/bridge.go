@@ -1,0 +1,172 @@
+package protocol
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
+)
+
+// BridgeSpanName is the name of a bridge record's span body.
+const BridgeSpanName = "cairn.import.bijotel"
+
+// bridgeAttr prefixes every attribute of a bridge record.
+const bridgeAttr = "cairn.import."
+
+// Bridge is the record that begins a chain imported from the original product (BIJOTEL):
+// entry 1, a span body named BridgeSpanName whose attributes bind the legacy chain as it
+// was verified, followed by the legacy rows as entries FirstSeq..LastSeq whose bodies are
+// the legacy canonical bodies byte for byte (BodyImported). docs/PROTOCOL.md §2 states
+// the rules.
+type Bridge struct {
+	// LegacyFirstSeq and LegacyLastSeq are the legacy chain's first and last seq, and
+	// LegacyRows its row count (LegacyLastSeq-LegacyFirstSeq+1: seqs without gaps).
+	LegacyFirstSeq, LegacyLastSeq, LegacyRows int64
+	// LegacyFirstPrevHash is the legacy first row's prev_hash: 64 zeros unless the legacy
+	// chain had its start archived.
+	LegacyFirstPrevHash string
+	// LegacyHeadHMACHash is the hmac_hash of the legacy chain's last row.
+	LegacyHeadHMACHash string
+	// LegacyExportSHA256 is the hex SHA-256 of the legacy export written at import, in
+	// the original's format, and LegacyExportCreatedAt its created_at member, so that the
+	// same export can be written again byte for byte.
+	LegacyExportSHA256, LegacyExportCreatedAt string
+	// LegacyRowsSHA256 is the ImportDigest of the imported entries: it binds their
+	// columns, which their bodies do not repeat.
+	LegacyRowsSHA256 string
+	// FirstSeq and LastSeq are the seqs of the imported entries in this chain.
+	FirstSeq, LastSeq int64
+}
+
+// Body is the bridge's span body, sealed at seq 1; at is the import's time. Its trace and
+// span IDs are taken from LegacyRowsSHA256, so the record carries no random value.
+func (b *Bridge) Body(at time.Time) SpanBody {
+	return SpanBody{
+		Name: BridgeSpanName, Kind: "internal", StatusCode: "OK",
+		StartTimeNS: at.UnixNano(), EndTimeNS: at.UnixNano(),
+		TraceID: b.LegacyRowsSHA256[:32], SpanID: b.LegacyRowsSHA256[32:48],
+		Attributes: map[string]any{
+			bridgeAttr + "source":                   "bijotel",
+			bridgeAttr + "first_seq":                b.FirstSeq,
+			bridgeAttr + "last_seq":                 b.LastSeq,
+			bridgeAttr + "legacy_first_seq":         b.LegacyFirstSeq,
+			bridgeAttr + "legacy_last_seq":          b.LegacyLastSeq,
+			bridgeAttr + "legacy_rows":              b.LegacyRows,
+			bridgeAttr + "legacy_first_prev_hash":   b.LegacyFirstPrevHash,
+			bridgeAttr + "legacy_head_hmac_hash":    b.LegacyHeadHMACHash,
+			bridgeAttr + "legacy_export_sha256":     b.LegacyExportSHA256,
+			bridgeAttr + "legacy_export_created_at": b.LegacyExportCreatedAt,
+			bridgeAttr + "legacy_rows_sha256":       b.LegacyRowsSHA256,
+		},
+	}
+}
+
+// ParseBridge returns the bridge record e holds, or nil when e's body is not named
+// BridgeSpanName. A body of that name that is not a complete, consistent bridge at seq 1
+// is an error wrapping ErrMalformed. e must have passed CheckEntry.
+func ParseBridge(e *Entry) (*Bridge, error) {
+	if e.SpanName != BridgeSpanName {
+		return nil, nil
+	}
+	var body struct {
+		Attributes map[string]json.RawMessage `json:"attributes"`
+	}
+	if err := json.Unmarshal(e.CanonicalBody, &body); err != nil {
+		return nil, fmt.Errorf("%w: bridge record: %w", ErrMalformed, err)
+	}
+	var b Bridge
+	var source string
+	fields := []struct {
+		name string
+		dst  any
+	}{
+		{"source", &source}, {"first_seq", &b.FirstSeq}, {"last_seq", &b.LastSeq},
+		{"legacy_first_seq", &b.LegacyFirstSeq}, {"legacy_last_seq", &b.LegacyLastSeq},
+		{"legacy_rows", &b.LegacyRows}, {"legacy_first_prev_hash", &b.LegacyFirstPrevHash},
+		{"legacy_head_hmac_hash", &b.LegacyHeadHMACHash}, {"legacy_export_sha256", &b.LegacyExportSHA256},
+		{"legacy_export_created_at", &b.LegacyExportCreatedAt}, {"legacy_rows_sha256", &b.LegacyRowsSHA256},
+	}
+	for _, f := range fields {
+		raw, ok := body.Attributes[bridgeAttr+f.name]
+		if !ok {
+			return nil, fmt.Errorf("%w: bridge record has no %s%s", ErrMalformed, bridgeAttr, f.name)
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return nil, fmt.Errorf("%w: bridge record: %s%s: %w", ErrMalformed, bridgeAttr, f.name, err)
+		}
+	}
+	if err := b.check(e.Seq, source); err != nil {
+		return nil, fmt.Errorf("%w: bridge record: %w", ErrMalformed, err)
+	}
+	return &b, nil
+}
+
+// check reports the first thing about a parsed bridge at seq that is not as the rules say.
+func (b *Bridge) check(seq int64, source string) error {
+	switch {
+	case seq != 1:
+		return fmt.Errorf("at seq %d; a bridge begins its chain", seq)
+	case source != "bijotel":
+		return fmt.Errorf("source %q, want \"bijotel\"", source)
+	case b.LegacyRows < 1 || b.LegacyFirstSeq < 1:
+		return fmt.Errorf("legacy rows %d from seq %d, want at least one from seq 1 on", b.LegacyRows, b.LegacyFirstSeq)
+	case b.LegacyLastSeq != b.LegacyFirstSeq+b.LegacyRows-1:
+		return fmt.Errorf("legacy seqs %d..%d do not hold %d rows", b.LegacyFirstSeq, b.LegacyLastSeq, b.LegacyRows)
+	case b.FirstSeq != seq+1 || b.LastSeq != b.FirstSeq+b.LegacyRows-1:
+		return fmt.Errorf("imported seqs %d..%d, want %d..%d", b.FirstSeq, b.LastSeq, seq+1, seq+b.LegacyRows)
+	case !isHex(b.LegacyFirstPrevHash, 64) || !isHex(b.LegacyHeadHMACHash, 64) ||
+		!isHex(b.LegacyExportSHA256, 64) || !isHex(b.LegacyRowsSHA256, 64):
+		return fmt.Errorf("legacy hashes must be 64 lowercase hex characters")
+	}
+	if _, err := time.Parse(time.RFC3339Nano, b.LegacyExportCreatedAt); err != nil {
+		return fmt.Errorf("legacy_export_created_at: %w", err)
+	}
+	return nil
+}
+
+// LegacySeq is the legacy seq of the imported entry at seq.
+func (b *Bridge) LegacySeq(seq int64) int64 { return b.LegacyFirstSeq + seq - b.FirstSeq }
+
+// Holds reports whether seq is one of the imported entries.
+func (b *Bridge) Holds(seq int64) bool { return seq >= b.FirstSeq && seq <= b.LastSeq }
+
+// ImportDigest computes a bridge's LegacyRowsSHA256: SHA-256 over one line per imported
+// entry, in order, each the RFC 8785 JSON of {canonical_hash, seq (the legacy seq, a
+// number), span_id, span_kind, span_name, timestamp_ns (a decimal string), trace_id}
+// followed by a newline. The zero value is not usable: call NewImportDigest.
+type ImportDigest struct {
+	h    hash.Hash
+	line []byte
+}
+
+// NewImportDigest returns an empty digest.
+func NewImportDigest() *ImportDigest { return &ImportDigest{h: sha256.New()} }
+
+// Add adds the imported entry e, whose legacy seq is legacySeq.
+func (d *ImportDigest) Add(legacySeq int64, e *Entry) {
+	b := append(d.line[:0], `{"canonical_hash":"`...)
+	b = append(b, e.CanonicalHash...)
+	b = append(b, `","seq":`...)
+	b = strconv.AppendInt(b, legacySeq, 10)
+	b = append(b, `,"span_id":`...)
+	b = canonical.AppendString(b, e.SpanID)
+	b = append(b, `,"span_kind":`...)
+	b = canonical.AppendString(b, e.SpanKind)
+	b = append(b, `,"span_name":`...)
+	b = canonical.AppendString(b, e.SpanName)
+	b = append(b, `,"timestamp_ns":`...)
+	b = canonical.AppendString(b, e.TimestampNS)
+	b = append(b, `,"trace_id":`...)
+	b = canonical.AppendString(b, e.TraceID)
+	b = append(b, "}\n"...)
+	d.h.Write(b)
+	d.line = b
+}
+
+// Sum is the hex digest of the entries added so far.
+func (d *ImportDigest) Sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
