@@ -22,7 +22,7 @@ const (
 
 // entryReasons are the reasons an entry fails verification (protocol.Reason*).
 var entryReasons = []string{protocol.ReasonSeq, protocol.ReasonMalformed, protocol.ReasonLink,
-	protocol.ReasonBodyHash, protocol.ReasonNonCanonical, protocol.ReasonColumn, protocol.ReasonHMAC}
+	protocol.ReasonBodyHash, protocol.ReasonNonCanonical, protocol.ReasonColumn, protocol.ReasonHMAC, protocol.ReasonBridge}
 
 // entryHead is what every view of an entry starts with: where it is in the chain, when,
 // and which span it holds.
