@@ -23,7 +23,7 @@ func newChainCommand() *cobra.Command {
 		Use:   "chain",
 		Short: "Seal spans into, inspect and verify the local HMAC chain",
 	}
-	cmd.AddCommand(newChainVerifyCommand(), newChainStatsCommand(), newChainSealCommand())
+	cmd.AddCommand(newChainVerifyCommand(), newChainStatsCommand(), newChainSealCommand(), newChainImportCommand())
 	return cmd
 }
 

@@ -45,6 +45,7 @@ var Vars = []Var{
 	{Name: "CAIRN_DEV_DIR", Flag: "dir", Description: "state directory of cairn dev (etcd data, kubeconfig)"},
 	{Name: "CAIRN_DB_PATH", Flag: "db", Description: "path of the chain's SQLite file"},
 	{Name: "CAIRN_HMAC_SECRET", Flag: "secret-hex", Description: "the chain's HMAC secret, hex, at least 16 bytes", Sensitive: true},
+	{Name: "BIJOTEL_HMAC_SECRET", Flag: "legacy-secret-hex", Description: "the BIJOTEL chain's HMAC secret, hex, that cairn chain import verifies the legacy chain with", Sensitive: true},
 	{Name: "CAIRN_HMAC_SECRET_FILE", Flag: "secret-file", Description: "file holding the chain's HMAC secret in hex"},
 	{Name: "CAIRN_API_KEY", Flag: "api-key", Description: "API key of cairn serve: every /api route but health and version needs it as a bearer token", Sensitive: true},
 	{Name: "CAIRN_ALLOWED_HOSTS", Flag: "allowed-hosts", Description: "comma-separated host names cairn serve answers to besides localhost and its listen address"},
