@@ -114,7 +114,7 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 			"canonical_body_b64", "canonical_hash", "prev_hash", "hmac_hash", "body"}},
 		"VerifyResult": {required: []string{"valid", "mode", "first_seq", "last_seq", "entries_verified", "checked", "hmacs_checked",
 			"error_seq", "error", "elapsed_ms"},
-			optional: []string{"first_bad_seq", "reason", "wrong_secret"}},
+			optional: []string{"first_bad_seq", "reason", "wrong_secret", "import"}},
 		"ReplayResult": {required: []string{"match", "original_hash", "replay_hash", "deterministic", "model_version", "reason",
 			"seq", "reason_code", "model"}},
 		"ReplayRequest": {required: []string{"seq", "replayed_output"}, optional: []string{"output"}},

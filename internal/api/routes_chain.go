@@ -147,19 +147,32 @@ func (r *verifyRequest) resolve() error {
 
 // verifyResult is the answer of POST /api/chain/verify.
 type verifyResult struct {
-	Valid           bool    `json:"valid" doc:"every entry checked passed" example:"true"`
-	Mode            string  `json:"mode" enum:"smoke,full" doc:"smoke: the window's first and last entries; full: every entry"`
-	FirstSeq        int64   `json:"first_seq" doc:"the window checked; 0 for an empty chain" example:"1"`
-	LastSeq         int64   `json:"last_seq" doc:"the window checked; 0 for an empty chain" example:"10000"`
-	EntriesVerified int64   `json:"entries_verified" doc:"entries that passed every check: the window's length when valid, fewer when not" example:"10000"`
-	Checked         int64   `json:"checked" doc:"entries_verified under its earlier name, kept for earlier clients" example:"10000"`
-	HMACsChecked    bool    `json:"hmacs_checked" doc:"whether HMACs were recomputed (the server has the secret)" example:"true"`
-	FirstBadSeq     int64   `json:"first_bad_seq,omitempty" doc:"seq of the first entry that failed"`
-	ErrorSeq        *int64  `json:"error_seq" doc:"seq of the first entry that failed, as the documented API names it; null when valid" example:"null"`
-	Reason          string  `json:"reason,omitempty" doc:"why it failed"`
-	WrongSecret     bool    `json:"wrong_secret,omitempty" doc:"the failure looks like a wrong HMAC secret rather than tampering"`
-	Error           *string `json:"error" doc:"the failure, for people; null when valid" example:"null"`
-	ElapsedMS       float64 `json:"elapsed_ms" doc:"time the verification took, in milliseconds"`
+	Valid           bool        `json:"valid" doc:"every entry checked passed" example:"true"`
+	Mode            string      `json:"mode" enum:"smoke,full" doc:"smoke: the window's first and last entries; full: every entry"`
+	FirstSeq        int64       `json:"first_seq" doc:"the window checked; 0 for an empty chain" example:"1"`
+	LastSeq         int64       `json:"last_seq" doc:"the window checked; 0 for an empty chain" example:"10000"`
+	EntriesVerified int64       `json:"entries_verified" doc:"entries that passed every check: the window's length when valid, fewer when not" example:"10000"`
+	Checked         int64       `json:"checked" doc:"entries_verified under its earlier name, kept for earlier clients" example:"10000"`
+	HMACsChecked    bool        `json:"hmacs_checked" doc:"whether HMACs were recomputed (the server has the secret)" example:"true"`
+	FirstBadSeq     int64       `json:"first_bad_seq,omitempty" doc:"seq of the first entry that failed"`
+	ErrorSeq        *int64      `json:"error_seq" doc:"seq of the first entry that failed, as the documented API names it; null when valid" example:"null"`
+	Reason          string      `json:"reason,omitempty" doc:"why it failed"`
+	WrongSecret     bool        `json:"wrong_secret,omitempty" doc:"the failure looks like a wrong HMAC secret rather than tampering"`
+	Error           *string     `json:"error" doc:"the failure, for people; null when valid" example:"null"`
+	ElapsedMS       float64     `json:"elapsed_ms" doc:"time the verification took, in milliseconds"`
+	Import          *importView `json:"import,omitempty" doc:"what was checked of the entries imported from BIJOTEL, when the chain begins with a bridge record (cairn chain import); absent otherwise"`
+}
+
+// importView is what a verification checked of the entries a bridge record imports.
+type importView struct {
+	FirstSeq             int64  `json:"first_seq" doc:"the first imported entry" example:"2"`
+	LastSeq              int64  `json:"last_seq" doc:"the last imported entry" example:"100001"`
+	LegacyFirstSeq       int64  `json:"legacy_first_seq" doc:"the legacy chain's first seq" example:"1"`
+	LegacyLastSeq        int64  `json:"legacy_last_seq" doc:"the legacy chain's last seq" example:"100000"`
+	LegacyHeadHMACHash   string `json:"legacy_head_hmac_hash" doc:"the legacy chain's head, as the bridge record binds it"`
+	LegacyExportSHA256   string `json:"legacy_export_sha256" doc:"SHA-256 of the legacy export written at import, as the bridge record binds it"`
+	ColumnsChecked       bool   `json:"columns_checked" doc:"the window held every imported entry and their columns match the bridge record's digest"`
+	LegacyHMACsRederived bool   `json:"legacy_hmacs_rederived" doc:"the server's secret re-derives the legacy chain's head from the imported bodies (the legacy chain was sealed with the same secret)"`
 }
 
 func (s *Server) chainRoutes(c *components) group {
@@ -325,6 +338,12 @@ func (s *Server) verifyChain(w http.ResponseWriter, r *http.Request) {
 	if report != nil {
 		res.FirstSeq, res.LastSeq, res.HMACsChecked = report.From, report.To, report.HMACsChecked
 		res.EntriesVerified, res.Checked = report.Checked, report.Checked
+		if im := report.Import; im != nil {
+			b := &im.Bridge
+			res.Import = &importView{FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, LegacyFirstSeq: b.LegacyFirstSeq,
+				LegacyLastSeq: b.LegacyLastSeq, LegacyHeadHMACHash: b.LegacyHeadHMACHash, LegacyExportSHA256: b.LegacyExportSHA256,
+				ColumnsChecked: im.ColumnsChecked, LegacyHMACsRederived: im.LegacyHMACsRederived}
+		}
 	}
 	var ee *protocol.EntryError
 	switch {
