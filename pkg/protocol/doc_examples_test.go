@@ -230,6 +230,7 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"payload", must(ReceiptPayload([]byte(logged)))},
 		[2]string{"receipt", must(canonical.Transform([]byte(logged)))},
 	)
+	xs = append(xs, importExample(tb, secret))
 	content := must(CrossAnchorLogContent(hash))
 	digest := sha512.Sum512([]byte(content))
 	add("hashedrekord",
@@ -283,4 +284,51 @@ func TestProtocolDocExamples(t *testing.T) {
 	if len(stale) > 0 {
 		t.Fatalf("docs/PROTOCOL.md examples are stale (review, then go test ./pkg/protocol -run DocExamples -update):\n%s", strings.Join(stale, "\n"))
 	}
+}
+
+// importExample is a one-row legacy chain imported behind its bridge record (§2). The
+// digest line is built here independently, with canonical.Marshal, and must hash to what
+// ImportDigest computes.
+func importExample(tb testing.TB, secret []byte) docExample {
+	tb.Helper()
+	sha := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	legacyBody := `{"attributes":{"gen_ai.request.model":"claude-sonnet-4","gen_ai.usage.input_tokens":120},` +
+		`"end_time_ns":"1781492406123456789","kind":"CLIENT","name":"chat claude-sonnet-4",` +
+		`"start_time_ns":"1781492405273456789","status_code":"UNSET","status_description":null}`
+	e := &Entry{TimestampNS: "1781492406123456789", TraceID: "00000000000000000000000000abc001", SpanID: "0000000000005001",
+		SpanName: "chat claude-sonnet-4", SpanKind: "CLIENT", CanonicalBody: []byte(legacyBody), CanonicalHash: sha([]byte(legacyBody))}
+	d := NewImportDigest()
+	d.Add(1, e)
+	line, err := canonical.Marshal(map[string]any{"canonical_hash": e.CanonicalHash, "seq": 1, "span_id": e.SpanID,
+		"span_kind": e.SpanKind, "span_name": e.SpanName, "timestamp_ns": e.TimestampNS, "trace_id": e.TraceID})
+	if err != nil || sha(append(line, '\n')) != d.Sum() {
+		tb.Fatalf("the digest line does not hash to ImportDigest's sum (%v)", err)
+	}
+	b := &Bridge{LegacyFirstSeq: 1, LegacyLastSeq: 1, LegacyRows: 1, LegacyFirstPrevHash: GenesisPrevHash,
+		LegacyHeadHMACHash: EntryHMAC(secret, GenesisPrevHash, e.CanonicalHash), LegacyExportSHA256: sha([]byte("the legacy export")),
+		LegacyExportCreatedAt: "2026-11-26T10:00:00.123456+00:00", LegacyRowsSHA256: d.Sum(), FirstSeq: 2, LastSeq: 2}
+	s, err := NewEntrySealer(secret)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bridge, err := s.Seal(1, GenesisPrevHash, b.Body(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Link(e, 2, bridge.HMACHash)
+	if kind, err := CheckEntryBody(e, nil); err != nil || kind != BodyImported {
+		tb.Fatalf("the imported entry: %v, kind %d", err, kind)
+	}
+	return docExample{"import-bridge", [][2]string{
+		{"secret_hex", hex.EncodeToString(secret)},
+		{"legacy_body", legacyBody},
+		{"legacy_canonical_hash", e.CanonicalHash},
+		{"legacy_hmac_hash", b.LegacyHeadHMACHash},
+		{"digest_line", string(line)},
+		{"legacy_rows_sha256", b.LegacyRowsSHA256},
+		{"bridge_body", string(bridge.CanonicalBody)},
+		{"bridge_hmac_hash", bridge.HMACHash},
+		{"seq 2 prev_hash", e.PrevHash},
+		{"seq 2 hmac_hash", e.HMACHash},
+	}}
 }
