@@ -66,9 +66,11 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 			if !report.HMACsChecked {
 				hmacs = "HMACs not checked (no secret)"
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "valid: %s verify of seq %d..%d, %d entries checked, %s, %s\n",
-				mode, report.From, report.To, report.Checked, hmacs, time.Since(start).Round(time.Millisecond))
-			return err
+			if _, err = fmt.Fprintf(cmd.OutOrStdout(), "valid: %s verify of seq %d..%d, %d entries checked, %s, %s\n",
+				mode, report.From, report.To, report.Checked, hmacs, time.Since(start).Round(time.Millisecond)); err != nil {
+				return err
+			}
+			return printImportCheck(cmd.OutOrStdout(), report.Import)
 		},
 	}
 	o.addFlags(cmd)

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -126,5 +127,26 @@ func printImport(cmd *cobra.Command, res *importer.Result, into, exportTo string
 	fmt.Fprintf(&out, "\nbridge hmac_hash       %s\ncheck: cairn chain verify --full --db %s; cairn verify-export %s (with the legacy secret)\n",
 		res.BridgeHMAC, into, exportTo)
 	_, err := fmt.Fprint(cmd.OutOrStdout(), out.String())
+	return err
+}
+
+// printImportCheck says what a verification checked of a chain's imported BIJOTEL rows;
+// nothing when the chain imports none.
+func printImportCheck(w io.Writer, im *store.ImportReport) error {
+	if im == nil {
+		return nil
+	}
+	b := im.Bridge
+	columns := "their columns match the bridge record's digest"
+	if !im.ColumnsChecked {
+		columns = "their columns were NOT checked (the window does not hold every one of them: verify --full without a window)"
+	}
+	legacy := "the legacy chain re-derives from them under this secret up to its head"
+	if !im.LegacyHMACsRederived {
+		legacy = "the legacy chain was not re-derived (sealed with another secret, or not every imported entry checked): " +
+			"its export, sha256 " + b.LegacyExportSHA256 + ", verifies it with cairn verify-export and the legacy secret"
+	}
+	_, err := fmt.Fprintf(w, "import: entries %d..%d are BIJOTEL rows seq %d..%d behind bridge entry 1 (legacy head %s); %s; %s\n",
+		b.FirstSeq, b.LastSeq, b.LegacyFirstSeq, b.LegacyLastSeq, b.LegacyHeadHMACHash, columns, legacy)
 	return err
 }
