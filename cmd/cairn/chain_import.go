@@ -120,6 +120,9 @@ func printImport(cmd *cobra.Command, res *importer.Result, into, exportTo string
 			b.LegacyRows, b.LegacyFirstSeq, b.LegacyLastSeq, into, b.FirstSeq, b.LastSeq, took.Round(time.Millisecond),
 			float64(b.LegacyRows)/took.Seconds())
 	}
+	if res.EnergyRows > 0 {
+		fmt.Fprintf(&out, "energy log: %d imported calls with token counts added\n", res.EnergyRows)
+	}
 	fmt.Fprintf(&out, "legacy head hmac_hash  %s\nlegacy export          %s (sha256 %s)", b.LegacyHeadHMACHash, exportTo, b.LegacyExportSHA256)
 	if res.ExportWritten {
 		out.WriteString(", written now")

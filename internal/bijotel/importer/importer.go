@@ -77,6 +77,9 @@ type Result struct {
 	ExportWritten bool
 	// Summary is the legacy chain as read.
 	Summary legacydb.Summary
+	// EnergyRows is how many imported entries the energy log gained (those whose spans
+	// carry token counts), as cairn energy backfill would add them.
+	EnergyRows int64
 }
 
 // Import imports o.Legacy into o.Into; see the package documentation.
@@ -137,6 +140,9 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 		return res, fmt.Errorf("imported, but the legacy export was not written (import again to write it): %w", err)
 	}
 	res.ExportWritten = true
+	if res.EnergyRows, err = o.Into.BackfillEnergy(ctx); err != nil {
+		return res, fmt.Errorf("imported, but the energy log was not filled (run cairn energy backfill): %w", err)
+	}
 	return res, nil
 }
 

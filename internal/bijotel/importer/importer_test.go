@@ -113,7 +113,7 @@ func TestImportProvesContinuity(t *testing.T) {
 			f := newFixture(t, c.legacy, c.first, 1500)
 			res := f.mustRun(t, cairnSecret, c.legacy)
 			b := res.Bridge
-			if res.AlreadyImported || !res.ExportWritten || b.LegacyRows != 1500 || b.LegacyFirstSeq != c.first ||
+			if res.AlreadyImported || !res.ExportWritten || res.EnergyRows == 0 || b.LegacyRows != 1500 || b.LegacyFirstSeq != c.first ||
 				b.LegacyHeadHMACHash != f.rows[1499].HMACHash || b.LegacyFirstPrevHash != f.rows[0].PrevHash {
 				t.Fatalf("result %+v", res)
 			}
