@@ -59,7 +59,7 @@ func newReplayFixture(t *testing.T) *fixture {
 // The advisory reasons, as clients read them.
 const (
 	reasonDriftExpected = "output hash mismatch — original call did not record a seed (deterministic=false); replay drift is expected"
-	reasonNoHash        = "chain entry has no cairn.replay.output_hash (replay metadata not attached)"
+	reasonNoHash        = "chain entry has no cairn.replay.output_hash or bijotel.replay.output_hash (replay metadata not attached)"
 )
 
 // reasonReExecute is the advice on a deterministic mismatch of model version mv.

@@ -82,8 +82,14 @@ func rawEntry(body string) *protocol.Entry {
 // The advisory texts VerifyReplay gives, pinned here as clients read them.
 const (
 	textNondeterministic = "output hash mismatch — original call did not record a seed (deterministic=false); replay drift is expected"
-	textNoContext        = "chain entry has no cairn.replay.output_hash (replay metadata not attached)"
+	textNoContext        = "chain entry has no cairn.replay.output_hash or bijotel.replay.output_hash (replay metadata not attached)"
 )
+
+// textConflict is the reason of an entry holding one replay attribute under names a and b
+// with different values.
+func textConflict(a, b string) string {
+	return a + " and " + b + " hold different values: the entry records one replay attribute twice, so neither is used"
+}
 
 // textDeterministic is the advice on a deterministic mismatch, naming model version mv.
 func textDeterministic(mv string) string {
@@ -132,9 +138,11 @@ func TestVerifyReplay(t *testing.T) {
 			textDeterministic("'gpt-4o'"), abcSHA256, true, "gpt-4o", "gpt-4o"},
 		{"legacy names, unseeded mismatch", legacyUnseeded, "abd", chain.ReasonNondeterministicMismatch,
 			textNondeterministic, abcSHA256, false, "m1", ""},
-		{"documented names win over legacy ones", both, "abc", chain.ReasonMatch, "", abcSHA256, true, "new", ""},
-		{"legacy hash ignored beside a documented one", both, "", chain.ReasonOutputMismatch,
-			textDeterministic("'new'"), abcSHA256, true, "new", ""},
+		// Neither name wins when they differ: the documented value does not match, nor the earlier one.
+		{"documented and legacy names differ", both, "abc", chain.ReasonConflictingReplayContext,
+			textConflict("cairn.replay.output_hash", "cairn.replay.output_sha256"), "", false, "", ""},
+		{"documented and legacy names differ, the legacy output replayed", both, "", chain.ReasonConflictingReplayContext,
+			textConflict("cairn.replay.output_hash", "cairn.replay.output_sha256"), "", false, "", ""},
 		{"no replay context", sealWithAttributes(t, map[string]any{"gen_ai.request.model": "gpt-4o"}), "x",
 			chain.ReasonNoReplayContext, textNoContext, "", false, "", "gpt-4o"},
 		{"empty attributes", rawEntry(`{"attributes":{}}`), "x", chain.ReasonNoReplayContext, textNoContext, "", false, "", ""},
