@@ -1,10 +1,8 @@
 package api
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -109,17 +107,7 @@ func TestReplayVerifyOfSpansInstrumentedForTheOriginal(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			resp, body := f.postJSON("/api/replay/verify", tc.body, auth...)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("%d %s", resp.StatusCode, body)
-			}
-			var got map[string]any
-			if err := json.Unmarshal(body, &got); err != nil {
-				t.Fatalf("%v: %s", err, body)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("\ngot  %v\nwant %v", got, tc.want)
-			}
+			f.wantReplayAnswer(t, "/api/replay/verify", tc.body, tc.want)
 		})
 	}
 }

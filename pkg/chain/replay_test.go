@@ -85,6 +85,36 @@ const (
 	textNoContext        = "chain entry has no cairn.replay.output_hash or bijotel.replay.output_hash (replay metadata not attached)"
 )
 
+// str is *p, or "" for nil.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// checkVerdict fails unless r has reason code code, reason text reason ("" for none),
+// recorded hash original, deterministic det, model version mv and model model ("" for
+// none).
+func checkVerdict(t *testing.T, r chain.ReplayResult, code, reason, original string, det bool, mv, model string) {
+	t.Helper()
+	if r.ReasonCode != code || r.Match != (code == chain.ReasonMatch) || r.Deterministic != det {
+		t.Fatalf("VerifyReplay = %+v, want reason code %s, deterministic %v", r, code, det)
+	}
+	if (r.Reason == nil) != (reason == "") || str(r.Reason) != reason {
+		t.Errorf("reason %q, want %q", str(r.Reason), reason)
+	}
+	if (r.OriginalHash == nil) != (original == "") || str(r.OriginalHash) != original {
+		t.Errorf("original hash %q, want %q", str(r.OriginalHash), original)
+	}
+	if (r.ModelVersion == nil) != (mv == "") || str(r.ModelVersion) != mv {
+		t.Errorf("model version %q, want %q", str(r.ModelVersion), mv)
+	}
+	if (r.Model == nil) != (model == "") || str(r.Model) != model {
+		t.Errorf("model %q, want %q", str(r.Model), model)
+	}
+}
+
 // textConflict is the reason of an entry holding one replay attribute under names a and b
 // with different values.
 func textConflict(a, b string) string {
@@ -173,30 +203,10 @@ func TestVerifyReplay(t *testing.T) {
 		{"flag null", rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.deterministic":null}}`),
 			"abc", chain.ReasonMalformedEntry, "cairn.replay.deterministic is not a boolean", abcSHA256, false, "", ""},
 	}
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := chain.VerifyReplay(tc.entry, tc.replayed)
-			if r.ReasonCode != tc.code || r.Match != (tc.code == chain.ReasonMatch) || r.Deterministic != tc.det {
-				t.Fatalf("VerifyReplay = %+v, want reason code %s, deterministic %v", r, tc.code, tc.det)
-			}
-			if (r.Reason == nil) != (tc.reason == "") || str(r.Reason) != tc.reason {
-				t.Errorf("reason %q, want %q", str(r.Reason), tc.reason)
-			}
-			if (r.OriginalHash == nil) != (tc.original == "") || str(r.OriginalHash) != tc.original {
-				t.Errorf("original hash %q, want %q", str(r.OriginalHash), tc.original)
-			}
-			if (r.ModelVersion == nil) != (tc.mv == "") || str(r.ModelVersion) != tc.mv {
-				t.Errorf("model version %q, want %q", str(r.ModelVersion), tc.mv)
-			}
-			if (r.Model == nil) != (tc.model == "") || str(r.Model) != tc.model {
-				t.Errorf("model %q, want %q", str(r.Model), tc.model)
-			}
+			checkVerdict(t, r, tc.code, tc.reason, tc.original, tc.det, tc.mv, tc.model)
 			if want := chain.RecordReplayContext("", tc.replayed, "", nil, 0, 0)[chain.AttrReplayOutputHash]; r.ReplayHash != want {
 				t.Errorf("replay hash %s, want %s", r.ReplayHash, want)
 			}
