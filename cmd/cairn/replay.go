@@ -27,14 +27,17 @@ func newReplayCommand() *cobra.Command {
 		Use:   "replay --seq N (--output TEXT | --output-file FILE)",
 		Short: "Check a replayed model output against the output recorded in a chain entry",
 		Long: `Compare a replayed model output with the output hash recorded in entry N of the
-chain (its cairn.replay.output_hash attribute, or cairn.replay.output_sha256 in entries
-sealed by earlier releases) and print the verdict as JSON, with the members of
+chain (its cairn.replay.output_hash attribute, cairn.replay.output_sha256 in entries
+sealed by earlier releases, or bijotel.replay.output_hash in spans instrumented for the
+original product: each replay attribute is read under any of its names, and an entry
+holding one under two names with different values matches nothing) and print the
+verdict as JSON, with the members of
 POST /api/replay/verify's answer: match, original_hash, replay_hash, deterministic,
 model_version and reason (null on a match, otherwise advice in words), and seq,
 reason_code and model. reason_code is match, output_mismatch (the call was recorded with
 a seed, so the output should have been reproduced), nondeterministic_mismatch (recorded
-without a seed: a different output is no evidence of tampering), no_replay_context or
-malformed_entry. The output is compared byte for byte, so give it exactly as the model
+without a seed: a different output is no evidence of tampering), no_replay_context,
+malformed_entry or conflicting_replay_context. The output is compared byte for byte, so give it exactly as the model
 returned it; --output-file - reads standard input. The entry is read as stored: verify
 the chain (cairn chain verify) to trust it.
 

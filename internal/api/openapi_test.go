@@ -149,7 +149,8 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 	}
 	replay := doc.Components.Schemas["ReplayResult"].Value
 	reasons := replay.Properties["reason_code"].Value.Enum
-	if len(reasons) != 5 || !strings.Contains(strings.Join(toStrings(reasons), " "), "nondeterministic_mismatch") {
+	if len(reasons) != 6 || !strings.Contains(strings.Join(toStrings(reasons), " "), "nondeterministic_mismatch") ||
+		!strings.Contains(strings.Join(toStrings(reasons), " "), "conflicting_replay_context") {
 		t.Errorf("ReplayResult.reason_code enum %v", reasons)
 	}
 	for _, member := range []string{"original_hash", "model_version", "reason", "model"} {

@@ -59,7 +59,7 @@ func newReplayFixture(t *testing.T) *fixture {
 // The advisory reasons, as clients read them.
 const (
 	reasonDriftExpected = "output hash mismatch — original call did not record a seed (deterministic=false); replay drift is expected"
-	reasonNoHash        = "chain entry has no cairn.replay.output_hash (replay metadata not attached)"
+	reasonNoHash        = "chain entry has no cairn.replay.output_hash or bijotel.replay.output_hash (replay metadata not attached)"
 )
 
 // reasonReExecute is the advice on a deterministic mismatch of model version mv.
@@ -70,7 +70,6 @@ func reasonReExecute(mv string) string {
 
 func TestReplayVerify(t *testing.T) {
 	f := newReplayFixture(t)
-	auth := []string{"Authorization", "Bearer " + testAPIKey}
 	tests := map[string]struct {
 		body string
 		want map[string]any // the whole answer
@@ -123,19 +122,26 @@ func TestReplayVerify(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			for _, path := range []string{"/api/replay/verify", "/replay/verify"} {
-				resp, body := f.postJSON(path, tc.body, auth...)
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
-				}
-				var got map[string]any
-				if err := json.Unmarshal(body, &got); err != nil {
-					t.Fatalf("%s: %v: %s", path, err, body)
-				}
-				if !reflect.DeepEqual(got, tc.want) {
-					t.Fatalf("%s:\ngot  %v\nwant %v", path, got, tc.want)
-				}
+				f.wantReplayAnswer(t, path, tc.body, tc.want)
 			}
 		})
+	}
+}
+
+// wantReplayAnswer posts body to path with the test API key and fails unless the answer
+// is a 200 whose JSON is want.
+func (f *fixture) wantReplayAnswer(t *testing.T, path, body string, want map[string]any) {
+	t.Helper()
+	resp, out := f.postJSON(path, body, "Authorization", "Bearer "+testAPIKey)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", path, resp.StatusCode, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v: %s", path, err, out)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\ngot  %v\nwant %v", path, got, want)
 	}
 }
 

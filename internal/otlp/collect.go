@@ -134,7 +134,7 @@ const maxReasons = 3
 
 // rejections counts the spans of a request that were not sealed, and why.
 type rejections struct {
-	filtered int64    // no gen_ai attribute
+	filtered int64    // no gen_ai (or bijotel.mcp) attribute
 	invalids int64    // failed conversion or validation
 	reasons  []string // the first maxReasons invalid spans, described
 }
@@ -156,7 +156,8 @@ func (r *rejections) count() int64 {
 func (r *rejections) message() string {
 	var parts []string
 	if r.filtered > 0 {
-		parts = append(parts, fmt.Sprintf("%d spans carry no %s* attribute and were not sealed", r.filtered, chain.GenAIAttributePrefix))
+		parts = append(parts, fmt.Sprintf("%d spans carry no %s* or %s* attribute and were not sealed",
+			r.filtered, chain.GenAIAttributePrefix, chain.MCPAttributePrefix))
 	}
 	if r.invalids > 0 {
 		s := fmt.Sprintf("%d invalid spans were not sealed: %s", r.invalids, strings.Join(r.reasons, "; "))

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -16,12 +15,13 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// HasGenAIAttribute reports whether attrs has a key starting with "gen_ai.": the OTLP
-// counterpart of chain.HasGenAIAttribute, and the handler's default filter.
+// HasGenAIAttribute reports whether attrs has a key starting with "gen_ai." or
+// "bijotel.mcp." (chain.IsGenAIKey): the OTLP counterpart of chain.HasGenAIAttribute, and
+// the handler's default filter.
 func HasGenAIAttribute(attrs pcommon.Map) bool {
 	found := false
 	attrs.Range(func(k string, _ pcommon.Value) bool {
-		found = strings.HasPrefix(k, chain.GenAIAttributePrefix)
+		found = chain.IsGenAIKey(k)
 		return !found
 	})
 	return found

@@ -16,6 +16,12 @@ func TestHasGenAIAttribute(t *testing.T) {
 		"gen_ai":               false,
 		"GEN_AI.system":        false,
 		"llm.gen_ai.model":     false,
+		// The original product's MCP attributes: it seals those spans too (2.13.3 and later).
+		"bijotel.mcp.tool.name":      true,
+		"bijotel.mcp.":               true,
+		"bijotel.mcp":                false,
+		"BIJOTEL.mcp.tool":           false,
+		"bijotel.replay.output_hash": false,
 	} {
 		m := pcommon.NewMap()
 		m.PutStr("http.route", "/chat")

@@ -7,12 +7,14 @@
 // integers), optionally gzip-compressed (Content-Encoding: gzip). It answers with an
 // ExportTraceServiceResponse in the request's encoding.
 //
-// Every span carrying an attribute whose key starts with "gen_ai." (or, with [AllSpans],
-// every span) becomes one protocol.SpanBody, built exactly as chain.SpanBodyFromSpan builds
-// it from the same span in the OpenTelemetry Go SDK: incoming values are mapped to their
-// OpenTelemetry Go types and converted by pkg/chain's own rules ([chain.AttributeMap],
-// [chain.SpanKindName], [chain.StatusCodeName]), so a span sealed through OTLP and the same
-// span sealed through chain.SpanExporter have the same canonical body. As on the SDK path,
+// Every span carrying an attribute whose key starts with "gen_ai." or "bijotel.mcp." (the
+// original product's MCP attributes, which it seals too: [chain.IsGenAIKey]), or, with
+// [AllSpans], every span, becomes one protocol.SpanBody, built exactly as
+// chain.SpanBodyFromSpan builds it from the same span in the OpenTelemetry Go SDK:
+// incoming values are mapped to their OpenTelemetry Go types and converted by pkg/chain's
+// own rules ([chain.AttributeMap], [chain.SpanKindName], [chain.StatusCodeName]), so a
+// span sealed through OTLP and the same span sealed through chain.SpanExporter have the
+// same canonical body, under the attribute names it arrived with. As on the SDK path,
 // resource and instrumentation-scope attributes, events and links are not sealed: a body
 // holds the span's own attributes only, whichever way it arrived.
 //
@@ -20,7 +22,7 @@
 // they become consecutive entries or none do. (One exception, for speed: whether a body
 // has a canonical form is left to the Sealer, which computes it anyway; if it refuses the
 // batch for that reason, having sealed nothing, the offending spans are found, rejected,
-// and the rest sealed with a second call.) Spans not sealed (no gen_ai attribute, a body
+// and the rest sealed with a second call.) Spans not sealed (no such attribute, a body
 // chain.ValidateSpanBody refuses, attribute values nested deeper than a chain entry may
 // hold, or an all-zero trace or span id, which OTLP calls invalid) are counted in the
 // response's partial_success.rejected_spans, and its error_message says why.

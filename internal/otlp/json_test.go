@@ -97,7 +97,7 @@ func TestHandWrittenJSON(t *testing.T) {
 	if err := json.Unmarshal(out, &raw); err != nil {
 		t.Fatalf("response %s: %v", out, err)
 	}
-	if raw.PartialSuccess.RejectedSpans != "1" || !strings.Contains(raw.PartialSuccess.ErrorMessage, "1 spans carry no gen_ai.* attribute") {
+	if raw.PartialSuccess.RejectedSpans != "1" || !strings.Contains(raw.PartialSuccess.ErrorMessage, "1 spans carry no gen_ai.* or bijotel.mcp.* attribute") {
 		t.Fatalf("response %s, want one span rejected for having no gen_ai attribute", out)
 	}
 	decoded := ptraceotlp.NewExportResponse()

@@ -117,7 +117,7 @@ func TestRejectionMessage(t *testing.T) {
 	resp := exportProtobuf(t, srv, spans...)
 	ps := resp.PartialSuccess()
 	msg := ps.ErrorMessage()
-	if ps.RejectedSpans() != 7 || !strings.HasPrefix(msg, "2 spans carry no gen_ai.* attribute and were not sealed; 5 invalid spans were not sealed: ") ||
+	if ps.RejectedSpans() != 7 || !strings.HasPrefix(msg, "2 spans carry no gen_ai.* or bijotel.mcp.* attribute and were not sealed; 5 invalid spans were not sealed: ") ||
 		!strings.Contains(msg, `"x"`) || !strings.Contains(msg, `"xxx"`) || strings.Contains(msg, `"xxxx"`) || !strings.HasSuffix(msg, "; and 2 more") {
 		t.Errorf("partial success %d %q", ps.RejectedSpans(), msg)
 	}

@@ -8,7 +8,7 @@
 //   - [Recorder] seals one [protocol.SpanBody] at a time, after checking it is well formed.
 //   - [SpanExporter] is an OpenTelemetry SDK span exporter: plug it into a
 //     TracerProvider through a span processor and every generative-AI span (one carrying a
-//     "gen_ai." attribute, by default) is converted to a SpanBody and sealed, one Seal call
+//     "gen_ai." or "bijotel.mcp." attribute, by default) is converted to a SpanBody and sealed, one Seal call
 //     per exported batch.
 //   - [RecordReplayContext] builds the attributes that let a call be replayed later, and
 //     [VerifyReplay] compares a replayed output against what a sealed entry recorded.

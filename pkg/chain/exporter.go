@@ -15,8 +15,21 @@ import (
 )
 
 // GenAIAttributePrefix is the prefix of the OpenTelemetry generative-AI semantic
-// convention attributes. By default SpanExporter seals only spans that carry one.
+// convention attributes. By default SpanExporter seals only spans that carry one, or one
+// starting with MCPAttributePrefix.
 const GenAIAttributePrefix = "gen_ai."
+
+// MCPAttributePrefix is the prefix of the attributes the original product, BIJOTEL, sets
+// on Model Context Protocol calls. Since its 2.13.3 it seals a span carrying one even
+// without a gen_ai attribute; so do SpanExporter's and OTLP ingestion's default filters,
+// so an app instrumented for it has the same spans sealed.
+const MCPAttributePrefix = "bijotel.mcp."
+
+// IsGenAIKey reports whether an attribute key marks a span the default filters seal: it
+// starts with GenAIAttributePrefix or MCPAttributePrefix (case matters).
+func IsGenAIKey(key string) bool {
+	return strings.HasPrefix(key, GenAIAttributePrefix) || strings.HasPrefix(key, MCPAttributePrefix)
+}
 
 // SpanExporter is an OpenTelemetry SDK span exporter that seals spans into a chain. Each
 // span that passes the filter becomes one protocol.SpanBody:
@@ -53,8 +66,7 @@ var _ sdktrace.SpanExporter = (*SpanExporter)(nil)
 type ExporterOption func(*SpanExporter)
 
 // WithFilter seals only the spans for which keep returns true, in place of the default
-// filter (spans carrying an attribute whose key starts with "gen_ai."). A nil keep seals
-// every span.
+// filter, HasGenAIAttribute. A nil keep seals every span.
 func WithFilter(keep func(sdktrace.ReadOnlySpan) bool) ExporterOption {
 	return func(e *SpanExporter) { e.filter = keep }
 }
@@ -74,10 +86,10 @@ func NewSpanExporter(s Sealer, opts ...ExporterOption) *SpanExporter {
 }
 
 // HasGenAIAttribute reports whether span carries an attribute whose key starts with
-// "gen_ai.": the exporter's default filter.
+// "gen_ai." or "bijotel.mcp." (IsGenAIKey): the exporter's default filter.
 func HasGenAIAttribute(span sdktrace.ReadOnlySpan) bool {
 	for _, kv := range span.Attributes() {
-		if strings.HasPrefix(string(kv.Key), GenAIAttributePrefix) {
+		if IsGenAIKey(string(kv.Key)) {
 			return true
 		}
 	}

@@ -68,16 +68,22 @@ func TestExporterFilters(t *testing.T) {
 		// A key that merely contains "gen_ai." does not count.
 		_, span := tr.Start(context.Background(), "lookalike", trace.WithAttributes(attribute.Bool("x.gen_ai.y", true)))
 		span.End()
+		// The original product's MCP attributes mark a span it seals; its replay ones do not.
+		_, span = tr.Start(context.Background(), "mcp", trace.WithAttributes(attribute.String("bijotel.mcp.tool.name", "search")))
+		span.End()
+		_, span = tr.Start(context.Background(), "replay only", trace.WithAttributes(attribute.Bool("bijotel.replay.deterministic", true)))
+		span.End()
 	})
 	tests := []struct {
 		name string
 		opts []chain.ExporterOption
 		want []string
 	}{
-		{"default", nil, []string{"llm"}},
-		{"all spans", []chain.ExporterOption{chain.AllSpans()}, []string{"plain", "llm", "lookalike"}},
-		{"nil filter", []chain.ExporterOption{chain.WithFilter(nil)}, []string{"plain", "llm", "lookalike"}},
-		{"custom", []chain.ExporterOption{chain.WithFilter(func(s sdktrace.ReadOnlySpan) bool { return s.Name() != "llm" })}, []string{"plain", "lookalike"}},
+		{"default", nil, []string{"llm", "mcp"}},
+		{"all spans", []chain.ExporterOption{chain.AllSpans()}, []string{"plain", "llm", "lookalike", "mcp", "replay only"}},
+		{"nil filter", []chain.ExporterOption{chain.WithFilter(nil)}, []string{"plain", "llm", "lookalike", "mcp", "replay only"}},
+		{"custom", []chain.ExporterOption{chain.WithFilter(func(s sdktrace.ReadOnlySpan) bool { return s.Name() != "llm" })},
+			[]string{"plain", "lookalike", "mcp", "replay only"}},
 		{"none", []chain.ExporterOption{chain.WithFilter(func(sdktrace.ReadOnlySpan) bool { return false })}, nil},
 	}
 	for _, tc := range tests {

@@ -26,12 +26,14 @@ func FuzzVerifyReplay(f *testing.F) {
 		}
 		f.Add(raw, "o")
 	}
-	for _, s := range []string{``, `null`, `[]`, `{"attributes":null}`, `{"attributes":{"cairn.replay.output_sha256":1}}`, `{"attributes":{"cairn.replay.deterministic":[]}}`} {
+	for _, s := range []string{``, `null`, `[]`, `{"attributes":null}`, `{"attributes":{"cairn.replay.output_sha256":1}}`, `{"attributes":{"cairn.replay.deterministic":[]}}`,
+		`{"attributes":{"bijotel.replay.output_hash":"` + emptySHA256 + `","cairn.replay.output_hash":"` + emptySHA256 + `"}}`,
+		`{"attributes":{"bijotel.replay.output_hash":"` + emptySHA256 + `","cairn.replay.output_sha256":"` + abcSHA256 + `"}}`} {
 		f.Add([]byte(s), "")
 	}
 	valid := map[string]bool{
 		chain.ReasonMatch: true, chain.ReasonOutputMismatch: true, chain.ReasonNondeterministicMismatch: true,
-		chain.ReasonNoReplayContext: true, chain.ReasonMalformedEntry: true,
+		chain.ReasonNoReplayContext: true, chain.ReasonMalformedEntry: true, chain.ReasonConflictingReplayContext: true,
 	}
 	f.Fuzz(func(t *testing.T, body []byte, output string) {
 		r := chain.VerifyReplay(&protocol.Entry{Seq: 1, CanonicalBody: body}, output)
@@ -49,6 +51,8 @@ func FuzzVerifyReplay(f *testing.F) {
 			t.Fatalf("replay hash %s", r.ReplayHash)
 		case r.Match && (r.OriginalHash == nil || *r.OriginalHash != r.ReplayHash):
 			t.Fatalf("match with hashes %v and %s", r.OriginalHash, r.ReplayHash)
+		case r.ReasonCode == chain.ReasonConflictingReplayContext && (r.OriginalHash != nil || r.ModelVersion != nil || r.Deterministic):
+			t.Fatalf("a conflict reports %+v", r)
 		case r.ReasonCode == chain.ReasonOutputMismatch && !r.Deterministic,
 			r.ReasonCode == chain.ReasonNondeterministicMismatch && r.Deterministic:
 			t.Fatalf("reason code %s with deterministic %v", r.ReasonCode, r.Deterministic)

@@ -82,8 +82,44 @@ func rawEntry(body string) *protocol.Entry {
 // The advisory texts VerifyReplay gives, pinned here as clients read them.
 const (
 	textNondeterministic = "output hash mismatch — original call did not record a seed (deterministic=false); replay drift is expected"
-	textNoContext        = "chain entry has no cairn.replay.output_hash (replay metadata not attached)"
+	textNoContext        = "chain entry has no cairn.replay.output_hash or bijotel.replay.output_hash (replay metadata not attached)"
 )
+
+// str is *p, or "" for nil.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// checkVerdict fails unless r has reason code code, reason text reason ("" for none),
+// recorded hash original, deterministic det, model version mv and model model ("" for
+// none).
+func checkVerdict(t *testing.T, r chain.ReplayResult, code, reason, original string, det bool, mv, model string) {
+	t.Helper()
+	if r.ReasonCode != code || r.Match != (code == chain.ReasonMatch) || r.Deterministic != det {
+		t.Fatalf("VerifyReplay = %+v, want reason code %s, deterministic %v", r, code, det)
+	}
+	if (r.Reason == nil) != (reason == "") || str(r.Reason) != reason {
+		t.Errorf("reason %q, want %q", str(r.Reason), reason)
+	}
+	if (r.OriginalHash == nil) != (original == "") || str(r.OriginalHash) != original {
+		t.Errorf("original hash %q, want %q", str(r.OriginalHash), original)
+	}
+	if (r.ModelVersion == nil) != (mv == "") || str(r.ModelVersion) != mv {
+		t.Errorf("model version %q, want %q", str(r.ModelVersion), mv)
+	}
+	if (r.Model == nil) != (model == "") || str(r.Model) != model {
+		t.Errorf("model %q, want %q", str(r.Model), model)
+	}
+}
+
+// textConflict is the reason of an entry holding one replay attribute under names a and b
+// with different values.
+func textConflict(a, b string) string {
+	return a + " and " + b + " hold different values: the entry records one replay attribute twice, so neither is used"
+}
 
 // textDeterministic is the advice on a deterministic mismatch, naming model version mv.
 func textDeterministic(mv string) string {
@@ -132,9 +168,11 @@ func TestVerifyReplay(t *testing.T) {
 			textDeterministic("'gpt-4o'"), abcSHA256, true, "gpt-4o", "gpt-4o"},
 		{"legacy names, unseeded mismatch", legacyUnseeded, "abd", chain.ReasonNondeterministicMismatch,
 			textNondeterministic, abcSHA256, false, "m1", ""},
-		{"documented names win over legacy ones", both, "abc", chain.ReasonMatch, "", abcSHA256, true, "new", ""},
-		{"legacy hash ignored beside a documented one", both, "", chain.ReasonOutputMismatch,
-			textDeterministic("'new'"), abcSHA256, true, "new", ""},
+		// Neither name wins when they differ: the documented value does not match, nor the earlier one.
+		{"documented and legacy names differ", both, "abc", chain.ReasonConflictingReplayContext,
+			textConflict("cairn.replay.output_hash", "cairn.replay.output_sha256"), "", false, "", ""},
+		{"documented and legacy names differ, the legacy output replayed", both, "", chain.ReasonConflictingReplayContext,
+			textConflict("cairn.replay.output_hash", "cairn.replay.output_sha256"), "", false, "", ""},
 		{"no replay context", sealWithAttributes(t, map[string]any{"gen_ai.request.model": "gpt-4o"}), "x",
 			chain.ReasonNoReplayContext, textNoContext, "", false, "", "gpt-4o"},
 		{"empty attributes", rawEntry(`{"attributes":{}}`), "x", chain.ReasonNoReplayContext, textNoContext, "", false, "", ""},
@@ -165,30 +203,10 @@ func TestVerifyReplay(t *testing.T) {
 		{"flag null", rawEntry(`{"attributes":{"cairn.replay.output_hash":"` + abcSHA256 + `","cairn.replay.deterministic":null}}`),
 			"abc", chain.ReasonMalformedEntry, "cairn.replay.deterministic is not a boolean", abcSHA256, false, "", ""},
 	}
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := chain.VerifyReplay(tc.entry, tc.replayed)
-			if r.ReasonCode != tc.code || r.Match != (tc.code == chain.ReasonMatch) || r.Deterministic != tc.det {
-				t.Fatalf("VerifyReplay = %+v, want reason code %s, deterministic %v", r, tc.code, tc.det)
-			}
-			if (r.Reason == nil) != (tc.reason == "") || str(r.Reason) != tc.reason {
-				t.Errorf("reason %q, want %q", str(r.Reason), tc.reason)
-			}
-			if (r.OriginalHash == nil) != (tc.original == "") || str(r.OriginalHash) != tc.original {
-				t.Errorf("original hash %q, want %q", str(r.OriginalHash), tc.original)
-			}
-			if (r.ModelVersion == nil) != (tc.mv == "") || str(r.ModelVersion) != tc.mv {
-				t.Errorf("model version %q, want %q", str(r.ModelVersion), tc.mv)
-			}
-			if (r.Model == nil) != (tc.model == "") || str(r.Model) != tc.model {
-				t.Errorf("model %q, want %q", str(r.Model), tc.model)
-			}
+			checkVerdict(t, r, tc.code, tc.reason, tc.original, tc.det, tc.mv, tc.model)
 			if want := chain.RecordReplayContext("", tc.replayed, "", nil, 0, 0)[chain.AttrReplayOutputHash]; r.ReplayHash != want {
 				t.Errorf("replay hash %s, want %s", r.ReplayHash, want)
 			}

@@ -22,13 +22,20 @@ const (
 	// evidence of tampering; it only says the replay could not confirm the output.
 	ReasonNondeterministicMismatch = "nondeterministic_mismatch"
 	// ReasonNoReplayContext: the entry's attributes have no recorded output hash
-	// (cairn.replay.output_hash, or the earlier cairn.replay.output_sha256).
+	// (cairn.replay.output_hash, the earlier cairn.replay.output_sha256, or the original
+	// product's bijotel.replay.output_hash).
 	ReasonNoReplayContext = "no_replay_context"
 	// ReasonMalformedEntry: there is no entry, its canonical body is not a JSON object
 	// with an attributes object, or a replay attribute has the wrong type (an output
 	// hash that is not 64 lowercase hex characters, a deterministic flag that is not a
 	// boolean).
 	ReasonMalformedEntry = "malformed_entry"
+	// ReasonConflictingReplayContext: the entry holds one replay attribute under two of
+	// its names (Cairn's, Cairn's earlier one, the original product's bijotel.replay.*)
+	// with different values, for example two different output hashes. Neither is chosen:
+	// a span that says two things about its output is no evidence for either, and picking
+	// one would let it match whichever output suits.
+	ReasonConflictingReplayContext = "conflicting_replay_context"
 )
 
 // The advisory texts of Reason. The deterministic mismatch's is built by
@@ -36,10 +43,10 @@ const (
 const (
 	textNondeterministicMismatch = "output hash mismatch — original call did not record a seed " +
 		"(deterministic=false); replay drift is expected"
-	textNoReplayContext = "chain entry has no " + AttrReplayOutputHash + " (replay metadata not attached)"
-	textNoEntry         = "no chain entry to compare with"
-	textBodyNotSpan     = "chain entry body is not a JSON object with an attributes object"
-	textFlagNotBool     = AttrReplayDeterministic + " is not a boolean"
+	textNoReplayContext = "chain entry has no " + AttrReplayOutputHash + " or " + AttrBijotelReplayOutputHash +
+		" (replay metadata not attached)"
+	textNoEntry     = "no chain entry to compare with"
+	textBodyNotSpan = "chain entry body is not a JSON object with an attributes object"
 )
 
 // outputMismatchText is Reason for a deterministic mismatch: it names the recorded model
@@ -65,8 +72,9 @@ type ReplayResult struct {
 	ReplayHash string `json:"replay_hash"`
 	// Deterministic is whether the call was recorded as deterministic (with a seed).
 	Deterministic bool `json:"deterministic"`
-	// ModelVersion is the recorded model version (cairn.replay.model_version, or the
-	// earlier cairn.replay.model), nil when the entry records none.
+	// ModelVersion is the recorded model version (cairn.replay.model_version, the
+	// earlier cairn.replay.model, or bijotel.replay.model_version), nil when the entry
+	// records none.
 	ModelVersion *string `json:"model_version"`
 	// Reason is nil on a match, and otherwise says in words why there is none and what
 	// to do about it.
@@ -112,12 +120,17 @@ func (r *ReplayResult) verdict(code, text string) ReplayResult {
 // entry, an unreadable body or missing attributes are reasons in the result (see the
 // Reason* constants).
 //
-// It reads the documented attributes (AttrReplay*) and, for entries sealed by earlier
-// releases, each deprecated name when its documented one is absent: the output hash
-// from cairn.replay.output_hash, else cairn.replay.output_sha256; the model version
-// from cairn.replay.model_version, else cairn.replay.model. The call counts as
-// deterministic when cairn.replay.deterministic is true, or, when that attribute is
-// absent, when cairn.replay.seed is present.
+// It reads each replay attribute under its documented name (AttrReplay*) or an alias:
+// the name earlier Cairn releases sealed (cairn.replay.output_sha256, cairn.replay.model,
+// cairn.replay.prompt_sha256) or the original product's (AttrBijotelReplay*,
+// bijotel.replay.*), so entries sealed by either still verify. The call counts as
+// deterministic when the deterministic flag is true, or, when no name of the flag is
+// present, when a seed is present under either name.
+//
+// Where an entry holds one attribute under two names, the values must be equal (as JSON
+// values): otherwise the verdict is ReasonConflictingReplayContext, whatever the replayed
+// output, and neither value is reported. No name takes precedence over another, so an
+// entry cannot record two output hashes and match whichever one a replay produces.
 //
 // VerifyReplay reads the body as it is. It does not check the entry's hashes or its
 // place in the chain: verify the export the entry came from first.
@@ -134,14 +147,14 @@ func VerifyReplay(entry *protocol.Entry, replayedOutput string) ReplayResult {
 		return r.verdict(ReasonMalformedEntry, textBodyNotSpan)
 	}
 	attrs := body.Attributes
-	// Informational: a value that is not a string is ignored.
-	r.ModelVersion = stringAttr(attrs, AttrReplayModelVersion, AttrReplayModel)
 	r.Model = stringAttr(attrs, "gen_ai.request.model", "gen_ai.response.model")
-	hashKey := AttrReplayOutputHash
-	if _, ok := attrs[hashKey]; !ok {
-		hashKey = AttrReplayOutputSHA256
+	if a, b, ok := conflictingNames(attrs); ok {
+		return r.verdict(ReasonConflictingReplayContext, fmt.Sprintf(
+			"%s and %s hold different values: the entry records one replay attribute twice, so neither is used", a, b))
 	}
-	rawHash, ok := attrs[hashKey]
+	// Informational: a value that is not a string is ignored.
+	r.ModelVersion = stringAttr(attrs, namesOf(AttrReplayModelVersion)...)
+	hashKey, rawHash, ok := lookup(attrs, namesOf(AttrReplayOutputHash)...)
 	if !ok {
 		return r.verdict(ReasonNoReplayContext, textNoReplayContext)
 	}
@@ -150,14 +163,14 @@ func VerifyReplay(entry *protocol.Entry, replayedOutput string) ReplayResult {
 		return r.verdict(ReasonMalformedEntry, fmt.Sprintf("%s is not a string of %d lowercase hex characters", hashKey, sha256.Size*2))
 	}
 	r.OriginalHash = &original
-	if rawDet, ok := attrs[AttrReplayDeterministic]; ok {
+	if flagKey, rawDet, ok := lookup(attrs, namesOf(AttrReplayDeterministic)...); ok {
 		var det *bool // nil for JSON null, which is no more a boolean than a string is
 		if json.Unmarshal(rawDet, &det) != nil || det == nil {
-			return r.verdict(ReasonMalformedEntry, textFlagNotBool)
+			return r.verdict(ReasonMalformedEntry, flagKey+" is not a boolean")
 		}
 		r.Deterministic = *det
 	} else {
-		_, r.Deterministic = attrs[AttrReplaySeed]
+		_, _, r.Deterministic = lookup(attrs, namesOf(AttrReplaySeed)...)
 	}
 	switch {
 	case original == r.ReplayHash:
@@ -173,16 +186,10 @@ func VerifyReplay(entry *protocol.Entry, replayedOutput string) ReplayResult {
 // stringAttr returns the first of keys present in attrs, if its value is a string; nil
 // otherwise.
 func stringAttr(attrs map[string]json.RawMessage, keys ...string) *string {
-	for _, k := range keys {
-		raw, ok := attrs[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil
-		}
-		return &s
+	_, raw, ok := lookup(attrs, keys...)
+	var s string
+	if !ok || json.Unmarshal(raw, &s) != nil {
+		return nil
 	}
-	return nil
+	return &s
 }
