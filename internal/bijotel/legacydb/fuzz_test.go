@@ -235,8 +235,9 @@ func referenceValid(secret []byte, rows [][]any) bool {
 		hm, ok9 := r[9].(string)
 		_, kindText := r[5].(string)
 		_, semText := r[10].(string)
-		if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) || seq < 1 ||
-			!(r[5] == nil || kindText) || !(r[10] == nil || semText) {
+		typed := ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9 &&
+			(r[5] == nil || kindText) && (r[10] == nil || semText)
+		if !typed || seq < 1 {
 			return false
 		}
 		switch {

@@ -31,14 +31,14 @@ type Window struct {
 type Link int
 
 const (
-	// LinkNone: the window is empty.
+	// LinkNone means the window is empty.
 	LinkNone Link = iota
-	// LinkGenesis: the window starts at seq 1 (or was asked to): prev_hash must be GENESIS.
+	// LinkGenesis means the window starts at seq 1 (or was asked to): prev_hash must be GENESIS.
 	LinkGenesis
-	// LinkPredecessor: prev_hash was checked against the hmac_hash of the row before the
+	// LinkPredecessor means prev_hash was checked against the hmac_hash of the row before the
 	// window, which is in this file.
 	LinkPredecessor
-	// LinkTrusted: no row before the window is in this file (a trimmed or archived chain
+	// LinkTrusted means no row before the window is in this file (a trimmed or archived chain
 	// whose first seq is above 1); the first row's prev_hash is taken from the file
 	// unchecked, as the original does ("boundary — predecessor not in this DB").
 	LinkTrusted
