@@ -154,7 +154,7 @@ func printLegacyReport(out io.Writer, rep *legacydb.Report) error {
 	if rep.FirstLink == legacydb.LinkTrusted {
 		lines = append(lines, "note: confirm the boundary against the archive or export that ends before it")
 	}
-	lines = append(lines, "note: "+legacydb.TailNote)
+	lines = append(lines, "note: "+rep.Tail)
 	for _, l := range lines {
 		if _, err := fmt.Fprintln(out, l); err != nil {
 			return err

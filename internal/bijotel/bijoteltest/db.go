@@ -15,24 +15,16 @@ import (
 
 // Schema is the original's chain table and its indexes (LEGACY-BIJOTEL.md §1.1), as
 // _init_chain_db creates them.
-const Schema = `CREATE TABLE IF NOT EXISTS chain (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    timestamp_ns INTEGER NOT NULL,
-    trace_id TEXT NOT NULL,
-    span_id TEXT NOT NULL,
-    span_name TEXT NOT NULL,
-    span_kind TEXT,
-    canonical_body BLOB NOT NULL,
-    canonical_hash TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hmac_hash TEXT NOT NULL,
+const Schema = tableColumns + `,
     semantic_body_hash TEXT
 );
-CREATE INDEX IF NOT EXISTS idx_chain_trace  ON chain(trace_id);
+` + traceIndex + `
 CREATE INDEX IF NOT EXISTS idx_chain_semhash ON chain(semantic_body_hash);`
 
 // oldSchema is the table of versions before semantic_body_hash was added.
-const oldSchema = `CREATE TABLE IF NOT EXISTS chain (
+const oldSchema = tableColumns + "\n);\n" + traceIndex
+
+const tableColumns = `CREATE TABLE IF NOT EXISTS chain (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     timestamp_ns INTEGER NOT NULL,
     trace_id TEXT NOT NULL,
@@ -42,9 +34,9 @@ const oldSchema = `CREATE TABLE IF NOT EXISTS chain (
     canonical_body BLOB NOT NULL,
     canonical_hash TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
-    hmac_hash TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_chain_trace  ON chain(trace_id);`
+    hmac_hash TEXT NOT NULL`
+
+const traceIndex = `CREATE INDEX IF NOT EXISTS idx_chain_trace  ON chain(trace_id);`
 
 // DBOptions says how WriteDB lays out a chain file.
 type DBOptions struct {

@@ -194,9 +194,9 @@ func TestSummaryAndScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Summary{Rows: 9, FirstSeq: 4, LastSeq: 12, FirstPrevHash: full[2].HMACHash, HeadHMACHash: full[11].HMACHash,
-		SemanticColumn: true, FirstTimestampNS: full[3].TimestampNS, LastTimestampNS: full[11].TimestampNS}
-	if sum != want {
-		t.Errorf("summary %+v, want %+v", sum, want)
+		FirstTimestampNS: full[3].TimestampNS, LastTimestampNS: full[11].TimestampNS}
+	if sum != want || !db.HasSemanticColumn() {
+		t.Errorf("summary %+v, want %+v (semantic column %v)", sum, want, db.HasSemanticColumn())
 	}
 
 	for _, tc := range []struct{ from, to, first, last int64 }{{0, 0, 4, 12}, {6, 8, 6, 8}, {10, 0, 10, 12}, {0, 5, 4, 5}, {13, 0, 0, 0}} {
@@ -232,6 +232,15 @@ func TestSummaryAndScan(t *testing.T) {
 		}
 	}
 
+	empty, err := Open(chainFile(t, nil, bijoteltest.DBOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = empty.Close() }()
+	if sum, err := empty.Summary(ctx); sum != (Summary{}) || err != nil {
+		t.Errorf("summary of an empty table: %+v, %v", sum, err)
+	}
+
 	stop := errors.New("stop")
 	n := 0
 	if err := db.Scan(ctx, 0, 0, func(*bijotel.Row) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
@@ -246,6 +255,9 @@ func TestScanOldTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = db.Close() }()
+	if db.HasSemanticColumn() {
+		t.Error("an old table has semantic_body_hash")
+	}
 	err = db.Scan(context.Background(), 0, 0, func(r *bijotel.Row) error {
 		if r.SemanticBodyHash != nil || r.SpanKind == nil || *r.SpanKind != *rows[r.Seq-1].SpanKind {
 			t.Errorf("seq %d: span_kind %v, semantic_body_hash %v", r.Seq, r.SpanKind, r.SemanticBodyHash)

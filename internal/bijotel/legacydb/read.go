@@ -34,10 +34,13 @@ type Summary struct {
 	LastSeq          int64
 	FirstPrevHash    string // the first row's prev_hash: GENESIS, or the link to an archived prefix
 	HeadHMACHash     string // the last row's hmac_hash
-	SemanticColumn   bool   // the table has semantic_body_hash (false for older tables)
 	FirstTimestampNS int64
 	LastTimestampNS  int64 // of the last row by seq; timestamps are not ordered by seq
 }
+
+// HasSemanticColumn reports whether the table has semantic_body_hash (older tables do
+// not: their rows read with it NULL).
+func (db *DB) HasSemanticColumn() bool { return db.semantic }
 
 // Summary describes the whole table in one read transaction.
 func (db *DB) Summary(ctx context.Context) (Summary, error) {
@@ -50,13 +53,13 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 }
 
 func (db *DB) summary(ctx context.Context, tx *sql.Tx) (Summary, error) {
-	s := Summary{SemanticColumn: db.semantic}
+	var s Summary
 	var first, last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM chain`).Scan(&s.Rows, &first, &last); err != nil {
 		return Summary{}, db.readErr(err)
 	}
 	if s.Rows == 0 {
-		return Summary{SemanticColumn: db.semantic}, nil
+		return Summary{}, nil
 	}
 	s.FirstSeq, s.LastSeq = first.Int64, last.Int64
 	if s.FirstSeq < 1 {

@@ -69,6 +69,8 @@ type Report struct {
 	// and "" when none passed).
 	HeadSeq      int64
 	HeadHMACHash string
+	// Tail is TailNote: whatever passed, rows deleted after the head go unseen.
+	Tail string
 }
 
 // Verify checks a window of the chain in one read transaction by the original's
@@ -103,7 +105,7 @@ func (db *DB) Verify(ctx context.Context, secret []byte, w Window) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Total: sum.Rows, TableFirstSeq: sum.FirstSeq, TableLastSeq: sum.LastSeq}
+	rep := &Report{Total: sum.Rows, TableFirstSeq: sum.FirstSeq, TableLastSeq: sum.LastSeq, Tail: TailNote}
 	if sum.Rows == 0 {
 		return rep, nil
 	}
