@@ -53,17 +53,9 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 }
 
 func (db *DB) summary(ctx context.Context, tx *sql.Tx) (Summary, error) {
-	var s Summary
-	var first, last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM chain`).Scan(&s.Rows, &first, &last); err != nil {
-		return Summary{}, db.readErr(err)
-	}
-	if s.Rows == 0 {
-		return Summary{}, nil
-	}
-	s.FirstSeq, s.LastSeq = first.Int64, last.Int64
-	if s.FirstSeq < 1 {
-		return Summary{}, &ColumnError{Seq: s.FirstSeq, Column: "seq", Problem: "is below 1 (the original's AUTOINCREMENT starts at 1)"}
+	s, err := db.bounds(ctx, tx)
+	if err != nil || s.Rows == 0 {
+		return s, err
 	}
 	for _, end := range []struct {
 		seq        int64
@@ -83,6 +75,20 @@ func (db *DB) summary(ctx context.Context, tx *sql.Tx) (Summary, error) {
 		if *end.ts, err = integer(end.seq, "timestamp_ns", ts); err != nil {
 			return Summary{}, err
 		}
+	}
+	return s, nil
+}
+
+// bounds reads the table's row count and first and last seq (a Summary with only those).
+func (db *DB) bounds(ctx context.Context, tx *sql.Tx) (Summary, error) {
+	var s Summary
+	var first, last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), min(seq), max(seq) FROM chain`).Scan(&s.Rows, &first, &last); err != nil {
+		return Summary{}, db.readErr(err)
+	}
+	s.FirstSeq, s.LastSeq = first.Int64, last.Int64
+	if s.Rows != 0 && s.FirstSeq < 1 {
+		return Summary{}, &ColumnError{Seq: s.FirstSeq, Column: "seq", Problem: "is below 1 (the original's AUTOINCREMENT starts at 1)"}
 	}
 	return s, nil
 }

@@ -101,7 +101,7 @@ func (db *DB) Verify(ctx context.Context, secret []byte, w Window) (*Report, err
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }() // read-only: nothing to undo
-	sum, err := db.summary(ctx, tx)
+	sum, err := db.bounds(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
