@@ -30,7 +30,7 @@ func newChainCommand() *cobra.Command {
 func newChainVerifyCommand() *cobra.Command {
 	var o chainOptions
 	var full bool
-	var window string
+	var wf verifyWindowFlags
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify the chain: first and last entries, or every entry with --full",
@@ -38,11 +38,26 @@ func newChainVerifyCommand() *cobra.Command {
 checked fully; --full checks every entry, hashing on all cores. Without the HMAC secret
 (CAIRN_HMAC_SECRET, --secret-file) bodies, columns and links are checked but HMACs are not.
 
+A chain file of the original product (BIJOTEL) is recognised and verified by its own
+rules, read-only, always in full and only with its secret: body hash, link and HMAC of
+every row of the window, with the original's reasons. Stricter than the original: a
+missing seq fails; --since/--until link the window to the row before it (the original
+expected GENESIS there and failed) and verify every row from the first to the last in the
+days asked, since timestamps are not ordered by seq; --until ends at the day's last
+nanosecond exactly (the original computed it in floating point). A first row whose
+predecessor is not in the file (a trimmed chain) links to its stored prev_hash, as the
+original does, and the output says so. --since/--until apply to BIJOTEL files only.
+
 Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printed),
 1 unreadable, 2 bad arguments.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := parseRange(window)
+			if legacy, err := isLegacyChain(o.db); err != nil {
+				return err
+			} else if legacy {
+				return verifyLegacyChain(cmd, &o, &wf)
+			}
+			r, err := wf.cairnWindow()
 			if err != nil {
 				return err
 			}
@@ -51,6 +66,9 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 				return err
 			}
 			defer func() { _ = s.Close() }()
+			if r, err = wf.lastN(cmd.Context(), s, r); err != nil {
+				return err
+			}
 			bar := newProgressBar(cmd.ErrOrStderr(), "verify")
 			start := time.Now()
 			report, err := s.Verify(cmd.Context(), store.VerifyOptions{Full: full, From: r.from, To: r.to, Progress: bar.progressFunc()})
@@ -74,8 +92,8 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().BoolVar(&full, "full", false, "check every entry, not only the first and last")
-	cmd.Flags().StringVar(&window, "range", "", "verify only seq FROM:TO (either side may be empty)")
+	cmd.Flags().BoolVar(&full, "full", false, "check every entry, not only the first and last (BIJOTEL files: always)")
+	wf.addFlags(cmd)
 	return cmd
 }
 
