@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -112,10 +113,15 @@ func (v *ChainVerifier) Check(r *Row) error {
 	return nil
 }
 
-// hmacMatches recomputes r's HMAC and compares it in constant time with hmac_hash.
+// hmacMatches recomputes r's HMAC and compares it in constant time with hmac_hash,
+// which must be 64 lowercase hex digits: the original compares hex strings, so an
+// uppercase hmac_hash never matches there either.
 func (v *ChainVerifier) hmacMatches(r *Row) bool {
+	if len(r.HMACHash) != 2*sha256.Size || strings.IndexFunc(r.HMACHash, notLowerHex) >= 0 {
+		return false
+	}
 	stated, err := hex.DecodeString(r.HMACHash)
-	if err != nil || len(stated) != sha256.Size {
+	if err != nil {
 		return false
 	}
 	v.mac.Reset()
@@ -143,3 +149,6 @@ func (r *Row) CairnEntry(e *protocol.Entry) {
 		e.SpanKind = *r.SpanKind
 	}
 }
+
+// notLowerHex reports whether c is not a lowercase hex digit.
+func notLowerHex(c rune) bool { return (c < '0' || c > '9') && (c < 'a' || c > 'f') }
