@@ -113,14 +113,7 @@ func (v *ChainVerifier) Check(r *Row) error {
 
 // hmacMatches recomputes r's HMAC and compares it in constant time with hmac_hash.
 func (v *ChainVerifier) hmacMatches(r *Row) bool {
-	stated, err := hex.DecodeString(r.HMACHash)
-	if err != nil || len(stated) != sha256.Size {
-		return false
-	}
-	v.mac.Reset()
-	v.mac.Write([]byte(r.PrevHash))
-	v.mac.Write([]byte(r.CanonicalHash))
-	return hmac.Equal(v.mac.Sum(nil), stated)
+	return macMatches(v.mac, r.PrevHash, r.CanonicalHash, r.HMACHash)
 }
 
 // Checked is how many rows passed, and Last the seq of the last of them (0 for none).
