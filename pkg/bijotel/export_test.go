@@ -133,9 +133,9 @@ func checkOutcome(t *testing.T, report *bijotel.ExportReport, err error, want ou
 		}
 		return
 	}
-	var xe *bijotel.ExportError
+	var xe *bijotel.CheckError
 	if !errors.As(err, &xe) {
-		t.Fatalf("error %v, want an *ExportError of %s", err, want.check)
+		t.Fatalf("error %v, want an *CheckError of %s", err, want.check)
 	}
 	if xe.Check != want.check || !errors.Is(err, want.kind) || !strings.Contains(xe.Reason, want.reason) {
 		t.Errorf("failed %s (%q), want %s wrapping %v with %q", xe.Check, xe.Reason, want.check, want.kind, want.reason)

@@ -10,7 +10,7 @@ import (
 // checker collects an export's checks and remembers the first that failed.
 type checker struct {
 	report *ExportReport
-	first  *ExportError
+	first  *CheckError
 }
 
 func (c *checker) pass(name, detail string) {
@@ -21,7 +21,7 @@ func (c *checker) skip(name, detail string) {
 	c.report.Checks = append(c.report.Checks, protocol.Check{Name: name, Skipped: true, Detail: detail})
 }
 
-func (c *checker) fail(err *ExportError) {
+func (c *checker) fail(err *CheckError) {
 	c.report.Checks = append(c.report.Checks, protocol.Check{Name: err.Check, Detail: err.Reason})
 	if c.first == nil {
 		c.first = err
@@ -66,7 +66,7 @@ func (c *checker) segment(env *Envelope, w *entryWalker) {
 		reason = "segment starts at seq 1 but its boundary_prev_hash is not GENESIS"
 	}
 	if reason != "" {
-		c.fail(&ExportError{Check: "segment", Reason: reason, kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: "segment", Reason: reason, kind: protocol.ErrMismatch})
 		return
 	}
 	if s.BoundaryPrevHash == GenesisHash {
@@ -83,12 +83,12 @@ func (c *checker) bound(opts VerifyOptions) {
 	const name = "entries_bound"
 	switch {
 	case c.first != nil:
-		c.fail(&ExportError{Check: name, Reason: "not bound: an earlier check failed", kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: name, Reason: "not bound: an earlier check failed", kind: protocol.ErrMismatch})
 	case opts.Secret != nil:
 		c.report.EntriesBound = true
 		c.pass(name, "chain_signature binds head_hash and entries_count, the HMAC links every body to it")
 	default:
-		c.fail(&ExportError{Check: name, Reason: VerdictNotBound + ": the Ed25519 signature covers only chain_signature, an HMAC only the secret's holder can recompute, so bodies, head_hash, entries_count and segment are not bound (a forged body or a cut tail passes); give the HMAC secret to bind them", kind: ErrEntriesNotBound})
+		c.fail(&CheckError{Check: name, Reason: VerdictNotBound + ": the Ed25519 signature covers only chain_signature, an HMAC only the secret's holder can recompute, so bodies, head_hash, entries_count and segment are not bound (a forged body or a cut tail passes); give the HMAC secret to bind them", kind: ErrEntriesNotBound})
 	}
 }
 

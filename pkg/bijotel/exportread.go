@@ -331,16 +331,21 @@ func (d *exportDecoder) integer(dst *int64, what string, least int64) error {
 	if err != nil {
 		return err
 	}
+	*dst, err = integerToken(t, what, least)
+	return err
+}
+
+// integerToken is the token t as an integer literal of at least least.
+func integerToken(t json.Token, what string, least int64) (int64, error) {
 	num, ok := t.(json.Number)
 	if !ok {
-		return malformedf("%s: want an integer, got %s", what, tokenKind(t))
+		return 0, malformedf("%s: want an integer, got %s", what, tokenKind(t))
 	}
 	n, err := strconv.ParseInt(string(num), 10, 64)
 	if err != nil || n < least {
-		return malformedf("%s: %.40s is not an integer of at least %d (within int64)", what, num, least)
+		return 0, malformedf("%s: %.40s is not an integer of at least %d (within int64)", what, num, least)
 	}
-	*dst = n
-	return nil
+	return n, nil
 }
 
 func (d *exportDecoder) boolean(dst *bool, what string) error {

@@ -49,22 +49,22 @@ const (
 // It wraps protocol.ErrMismatch.
 var ErrEntriesNotBound = fmt.Errorf("%w: entries not bound", protocol.ErrMismatch)
 
-// ExportError is the first check of an export that failed, with the original's reason
-// where it has one (LEGACY-BIJOTEL.md §2.4). It wraps protocol.ErrMismatch,
+// CheckError is the first check of an export or receipt that failed, with the original's
+// reason where it has one (LEGACY-BIJOTEL.md §2.4, §3.6). It wraps protocol.ErrMismatch,
 // protocol.ErrSignature, protocol.ErrKeyNotTrusted, protocol.ErrNoTrustedKey,
 // ErrEntriesNotBound or protocol.ErrMalformed. No reason holds a MAC or signature that
 // would pass.
-type ExportError struct {
-	Check  string // the check's name in ExportReport.Checks
+type CheckError struct {
+	Check  string // the check's name in the report's Checks
 	Seq    int64  // the entry's seq, 0 when the check is not about an entry
 	Reason string
 	kind   error
 }
 
-func (e *ExportError) Error() string { return e.Reason }
+func (e *CheckError) Error() string { return e.Reason }
 
 // Unwrap returns the sentinel that classifies the failure.
-func (e *ExportError) Unwrap() error { return e.kind }
+func (e *CheckError) Unwrap() error { return e.kind }
 
 // ExportReport says what VerifyExport proved.
 type ExportReport struct {
@@ -109,7 +109,7 @@ type ExportReport struct {
 //     passing all gives ErrEntriesNotBound, never nil.
 //   - With neither: the structure is checked but bound to nothing: protocol.ErrNoTrustedKey.
 //
-// The error is the first failed check's *ExportError; the report lists every check. A
+// The error is the first failed check's *CheckError; the report lists every check. A
 // secret shorter than MinSecretBytes (ErrSecret), a public key of the wrong size or of
 // small order, and unreadable or malformed input (protocol.ErrMalformed) return no report.
 func VerifyExport(r io.Reader, opts VerifyOptions) (*ExportReport, error) {
@@ -153,9 +153,9 @@ type entryWalker struct {
 	lastSeq   int64
 	firstPrev string
 	lastHMAC  string
-	fail      *ExportError // the first failure but the first entry's link
+	fail      *CheckError // the first failure but the first entry's link
 	failIndex int64        // the index of fail's entry
-	seqFail   *ExportError
+	seqFail   *CheckError
 }
 
 func (w *entryWalker) add(r *Row) error {
@@ -187,8 +187,8 @@ func (w *entryWalker) add(r *Row) error {
 	return nil
 }
 
-func entryFail(check string, seq int64, reason string) *ExportError {
-	return &ExportError{Check: check, Seq: seq, Reason: reason, kind: protocol.ErrMismatch}
+func entryFail(check string, seq int64, reason string) *CheckError {
+	return &CheckError{Check: check, Seq: seq, Reason: reason, kind: protocol.ErrMismatch}
 }
 
 // macMatches recomputes HMAC(prevHash ‖ canonicalHash) with mac and compares it in
@@ -205,7 +205,7 @@ func macMatches(mac hash.Hash, prevHash, canonicalHash, stated string) bool {
 }
 
 // entriesResult is the walk's verdict once the expected first prev_hash is known.
-func (w *entryWalker) entriesResult(expectedFirstPrev string) *ExportError {
+func (w *entryWalker) entriesResult(expectedFirstPrev string) *CheckError {
 	if w.fail != nil && w.failIndex == 0 {
 		return w.fail // the first entry's body or HMAC, checked before its link
 	}
@@ -234,7 +234,7 @@ func verifyEnvelope(env *Envelope, w *entryWalker, opts VerifyOptions) (*ExportR
 		}
 	}
 	if env.EntriesCount != env.Entries {
-		c.fail(&ExportError{Check: "entries_count", Reason: fmt.Sprintf("entries_count mismatch (%d vs len(entries)=%d)", env.EntriesCount, env.Entries), kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: "entries_count", Reason: fmt.Sprintf("entries_count mismatch (%d vs len(entries)=%d)", env.EntriesCount, env.Entries), kind: protocol.ErrMismatch})
 	} else {
 		c.pass("entries_count", fmt.Sprintf("%d entries", env.Entries))
 	}
@@ -289,9 +289,9 @@ const errV1Auditor = "auditor-mode verify requires a v2 (signed) export; this fi
 func (c *checker) trustAnchor(env *Envelope, opts VerifyOptions) {
 	switch {
 	case opts.Secret == nil && opts.PublicKey == nil:
-		c.fail(&ExportError{Check: "trust_anchor", Reason: errNoAnchor, kind: protocol.ErrNoTrustedKey})
+		c.fail(&CheckError{Check: "trust_anchor", Reason: errNoAnchor, kind: protocol.ErrNoTrustedKey})
 	case opts.Secret == nil && env.Format == FormatV1:
-		c.fail(&ExportError{Check: "trust_anchor", Reason: errV1Auditor, kind: protocol.ErrNoTrustedKey})
+		c.fail(&CheckError{Check: "trust_anchor", Reason: errV1Auditor, kind: protocol.ErrNoTrustedKey})
 	case opts.Secret != nil && opts.PublicKey != nil:
 		c.pass("trust_anchor", "the HMAC secret and the Ed25519 public key")
 	case opts.Secret != nil:
@@ -310,7 +310,7 @@ func (c *checker) chainSignature(env *Envelope, opts VerifyOptions) {
 	mac := hmac.New(sha256.New, opts.Secret)
 	fmt.Fprintf(mac, "chain:%s:%d", env.HeadHash, env.EntriesCount)
 	if !hmac.Equal(mac.Sum(nil), stated) {
-		c.fail(&ExportError{Check: "chain_signature", Reason: "chain_signature mismatch — file may be tampered", kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: "chain_signature", Reason: "chain_signature mismatch — file may be tampered", kind: protocol.ErrMismatch})
 		return
 	}
 	c.report.ChainSignatureChecked = true
@@ -320,9 +320,9 @@ func (c *checker) chainSignature(env *Envelope, opts VerifyOptions) {
 func (c *checker) headHash(env *Envelope, w *entryWalker) {
 	switch {
 	case w.n > 0 && w.lastHMAC != env.HeadHash:
-		c.fail(&ExportError{Check: "head_hash", Reason: "head_hash does not match last entry hmac_hash", kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: "head_hash", Reason: "head_hash does not match last entry hmac_hash", kind: protocol.ErrMismatch})
 	case w.n == 0 && env.HeadHash != GenesisHash:
-		c.fail(&ExportError{Check: "head_hash", Reason: "head_hash of an export without entries is not GENESIS", kind: protocol.ErrMismatch})
+		c.fail(&CheckError{Check: "head_hash", Reason: "head_hash of an export without entries is not GENESIS", kind: protocol.ErrMismatch})
 	default:
 		c.pass("head_hash", "the last entry's hmac_hash")
 	}
@@ -339,7 +339,7 @@ func (c *checker) signature(env *Envelope, opts VerifyOptions) {
 		return
 	}
 	fail := func(kind error, format string, args ...any) {
-		c.fail(&ExportError{Check: name, Reason: fmt.Sprintf(format, args...), kind: kind})
+		c.fail(&CheckError{Check: name, Reason: fmt.Sprintf(format, args...), kind: kind})
 	}
 	s := env.Signature
 	switch {
