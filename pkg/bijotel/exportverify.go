@@ -154,7 +154,7 @@ type entryWalker struct {
 	firstPrev string
 	lastHMAC  string
 	fail      *CheckError // the first failure but the first entry's link
-	failIndex int64        // the index of fail's entry
+	failIndex int64       // the index of fail's entry
 	seqFail   *CheckError
 }
 
