@@ -82,6 +82,8 @@ func (c *checker) segment(env *Envelope, w *entryWalker) {
 func (c *checker) bound(opts VerifyOptions) {
 	const name = "entries_bound"
 	switch {
+	case c.first != nil && c.first.Check == "trust_anchor":
+		c.fail(&CheckError{Check: name, Reason: "not bound: no trust anchor binds them", kind: protocol.ErrNoTrustedKey})
 	case c.first != nil:
 		c.fail(&CheckError{Check: name, Reason: "not bound: an earlier check failed", kind: protocol.ErrMismatch})
 	case opts.Secret != nil:

@@ -1,6 +1,7 @@
 package bijotel
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -376,4 +377,34 @@ func tokenKind(t json.Token) string {
 		return "a boolean"
 	}
 	return fmt.Sprintf("%T", t)
+}
+
+// SniffExportFormat returns the format member of the export whose first bytes are
+// prefix when it is FormatV1 or FormatV2, and "" otherwise (another format, no format
+// member before the entries, or not JSON). It reads only the top-level members before
+// "entries" and verifies nothing.
+func SniffExportFormat(prefix []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil || key == "entries" {
+			return ""
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return ""
+		}
+		if key != "format" {
+			continue
+		}
+		var format string
+		if json.Unmarshal(value, &format) != nil || format != FormatV1 && format != FormatV2 {
+			return ""
+		}
+		return format
+	}
+	return ""
 }
