@@ -219,7 +219,7 @@ func (d *exportDecoder) entry(r *Row, index int64) error {
 			if err := d.nullableStr(&r.SemanticBodyHash, what+" semantic_body_hash"); err != nil {
 				return err
 			}
-			if r.SemanticBodyHash != nil && !isLowerHex(*r.SemanticBodyHash, 64) {
+			if r.SemanticBodyHash != nil && !isHash(*r.SemanticBodyHash) {
 				return malformedf("%s semantic_body_hash is not 64 lowercase hex digits", what)
 			}
 			return nil
@@ -320,7 +320,7 @@ func (d *exportDecoder) hash(dst *string, what string) error {
 	if err := d.str(dst, what); err != nil {
 		return err
 	}
-	if !isLowerHex(*dst, 64) {
+	if !isHash(*dst) {
 		return malformedf("%s is not 64 lowercase hex digits", what)
 	}
 	return nil

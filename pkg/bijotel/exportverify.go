@@ -168,8 +168,8 @@ func (w *entryWalker) add(r *Row) error {
 		w.seqFail = entryFail("seq_order", r.Seq, fmt.Sprintf("seq not strictly increasing at seq=%d (after seq=%d)", r.Seq, w.lastSeq))
 	}
 	w.lastSeq, w.lastHMAC = r.Seq, r.HMACHash
-	if w.fail != nil {
-		return nil
+	if w.failIndex >= 0 {
+		return nil // the first failure is kept; the rest is only read
 	}
 	var reason string
 	switch {
@@ -307,9 +307,8 @@ func (c *checker) chainSignature(env *Envelope, opts VerifyOptions) {
 		return
 	}
 	stated, _ := hex.DecodeString(env.ChainSignature) // 64 hex digits: the reader checked
-	mac := hmac.New(sha256.New, opts.Secret)
-	fmt.Fprintf(mac, "chain:%s:%d", env.HeadHash, env.EntriesCount)
-	if !hmac.Equal(mac.Sum(nil), stated) {
+	want, _ := hex.DecodeString(ChainSignature(opts.Secret, env.HeadHash, env.EntriesCount))
+	if !hmac.Equal(want, stated) {
 		c.fail(&CheckError{Check: "chain_signature", Reason: "chain_signature mismatch — file may be tampered", kind: protocol.ErrMismatch})
 		return
 	}

@@ -67,13 +67,14 @@ func NewExportWriter(w io.Writer, h ExportHeader) (*ExportWriter, error) {
 		return nil, malformedf("Ed25519 private key is %d bytes, want %d", len(h.SignKey), ed25519.PrivateKeySize)
 	case h.EntriesCount < 0:
 		return nil, malformedf("entries_count %d is negative", h.EntriesCount)
-	case !isLowerHex(h.HeadHash, 64) || !isLowerHex(h.ChainSignature, 64):
+	case !isHash(h.HeadHash) || !isHash(h.ChainSignature):
 		return nil, malformedf("head_hash and chain_signature must be 64 lowercase hex digits")
-	case h.Segment != nil && !isLowerHex(h.Segment.BoundaryPrevHash, 64):
+	case h.Segment != nil && !isHash(h.Segment.BoundaryPrevHash):
 		return nil, malformedf("segment boundary_prev_hash must be 64 lowercase hex digits")
 	}
 	x := &ExportWriter{w: bufio.NewWriterSize(w, 256<<10), h: h}
-	b := append(x.buf[:0], "{\n  \"version\": \""+FormatVersion+"\",\n  \"format\": \""+h.Format+"\",\n  \"created_at\": \""...)
+	b := make([]byte, 0, 512)
+	b = append(b, "{\n  \"version\": \""+FormatVersion+"\",\n  \"format\": \""+h.Format+"\",\n  \"created_at\": \""...)
 	b = append(b, PythonISOTime(h.CreatedAt)...)
 	b = append(b, "\",\n  \"entries_count\": "...)
 	b = strconv.AppendInt(b, h.EntriesCount, 10)
@@ -96,9 +97,9 @@ func (x *ExportWriter) WriteRow(r *Row) error {
 		return x.fail(malformedf("row seq %d is beyond entries_count %d", r.Seq, x.h.EntriesCount))
 	case r.Seq < 1 || (x.n > 0 && r.Seq <= x.lastSeq):
 		return x.fail(malformedf("row seq %d does not follow seq %d", r.Seq, x.lastSeq))
-	case !isLowerHex(r.CanonicalHash, 64) || !isLowerHex(r.PrevHash, 64) || !isLowerHex(r.HMACHash, 64):
+	case !isHash(r.CanonicalHash) || !isHash(r.PrevHash) || !isHash(r.HMACHash):
 		return x.fail(malformedf("row seq %d: canonical_hash, prev_hash and hmac_hash must be 64 lowercase hex digits", r.Seq))
-	case r.SemanticBodyHash != nil && !isLowerHex(*r.SemanticBodyHash, 64):
+	case r.SemanticBodyHash != nil && !isHash(*r.SemanticBodyHash):
 		return x.fail(malformedf("row seq %d: semantic_body_hash must be 64 lowercase hex digits or null", r.Seq))
 	}
 	b := x.buf[:0]

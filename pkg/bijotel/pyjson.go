@@ -69,9 +69,10 @@ func decodeBase64(s string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(s)
 }
 
-// isLowerHex reports whether s is n lowercase hex digits (Python's hexdigest()).
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
+// isHash reports whether s is 64 lowercase hex digits, as Python's hexdigest() writes a
+// SHA-256 or HMAC-SHA256.
+func isHash(s string) bool {
+	if len(s) != 64 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -126,7 +126,7 @@ func (rc *Receipt) checkShape() error {
 		return malformedf("anchored_at %.40q is not YYYY-MM-DDTHH:MM:SSZ", rc.AnchoredAt)
 	}
 	for i, p := range rc.Participants {
-		if !operatorIDPattern.MatchString(p.OperatorID) || !isLowerHex(p.ChainSignature, 64) {
+		if !operatorIDPattern.MatchString(p.OperatorID) || !isHash(p.ChainSignature) {
 			return malformedf("participant %d: want an op_ and 12 hex digits operator_id and a 64-hex chain_signature", i)
 		}
 	}
