@@ -230,3 +230,27 @@ func TestBijotelExportBase64TrailingBits(t *testing.T) {
 		t.Fatalf("trailing bits refused: %v", err)
 	}
 }
+
+// endless is an export whose version string never ends.
+type endless struct{ started bool }
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	if !e.started {
+		n = copy(p, `{"version": "`)
+		e.started = true
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+// TestBijotelExportRefusesHugeValues stops reading a member longer than MaxValueBytes
+// with a clear error instead of buffering it.
+func TestBijotelExportRefusesHugeValues(t *testing.T) {
+	_, err := bijotel.VerifyExport(&endless{}, bijotel.VerifyOptions{Secret: bijoteltest.Secret()})
+	if !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %v, want ErrMalformed saying the member is too large", err)
+	}
+}

@@ -69,7 +69,7 @@ func (c *checker) segment(env *Envelope, w *entryWalker) {
 		c.fail(&CheckError{Check: "segment", Reason: reason, kind: protocol.ErrMismatch})
 		return
 	}
-	if s.BoundaryPrevHash == GenesisHash {
+	if s.FirstSeq == 1 { // and so boundary_prev_hash is GENESIS (checked above)
 		c.pass("segment", fmt.Sprintf("seq %d..%d from GENESIS, consistent with the entries", s.FirstSeq, s.LastSeq))
 		return
 	}
