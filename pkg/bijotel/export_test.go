@@ -3,6 +3,7 @@ package bijotel_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -252,5 +253,25 @@ func TestBijotelExportRefusesHugeValues(t *testing.T) {
 	_, err := bijotel.VerifyExport(&endless{}, bijotel.VerifyOptions{Secret: bijoteltest.Secret()})
 	if !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("error %v, want ErrMalformed saying the member is too large", err)
+	}
+}
+
+// TestBijotelExportCompactAndReordered verifies an export re-dumped compact with its keys
+// sorted (segment and format after the entries): the reader takes members in any order.
+func TestBijotelExportCompactAndReordered(t *testing.T) {
+	export := bijoteltest.Export(bijoteltest.Secret(), bijoteltest.ExportSpec{Format: bijotel.FormatV2, Signed: true, FirstSeq: 7, N: 5})
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(export))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	compact, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := bijotel.VerifyExport(bytes.NewReader(compact), bijotel.VerifyOptions{Secret: bijoteltest.Secret(), PublicKey: operatorPub()})
+	if err != nil || !report.BoundaryTrusted || !report.SignatureChecked {
+		t.Fatalf("compact sorted export: %v %+v", err, report)
 	}
 }
