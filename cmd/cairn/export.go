@@ -117,7 +117,7 @@ func newVerifyExportCommand() *cobra.Command {
 	var publicKey string
 	cmd := &cobra.Command{
 		Use:   "verify-export FILE",
-		Short: "Verify a cairn-chain-v2 export with the secret, the public key, or both",
+		Short: "Verify a cairn-chain-v2 or BIJOTEL export with the secret, the public key, or both",
 		Long: `Verify an export as a stream (- reads standard input). With the operator's public
 key (--public-key) every body hash, link, the Merkle root and the signature are checked and
 the signer must be that key; with the HMAC secret (CAIRN_HMAC_SECRET, --secret-hex,
@@ -129,6 +129,14 @@ key was given). With the secret alone it says "checks passed, not all authentica
 "not authenticated:" line names the header members nothing checked: exported_at always, and
 for a header-only export (no entries, so no HMAC) also first_seq, first_prev_hash and
 entries_root, since chain_signature covers only last_hmac_hash and entry_count.
+
+A BIJOTEL export (format bijotel-chain-v1 or bijotel-chain-v2, from the original
+product) is recognised by its format member and checked by that product's rules, stricter
+where they are weak. The first line is the verdict: "valid" only with the secret and every
+check passed; with the public key alone "signature valid, entries not bound" (the original's
+signature covers only chain_signature, so a forged body or a cut tail cannot be seen), exit
+3; with neither, "consistent, bound to nothing", exit 3. The file's SHA-256 follows (the
+one "cairn chain import" binds), then every check and what no check covers.
 
 Exit status: 0 every check that could run passed (read the first line for what that
 covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
@@ -155,7 +163,11 @@ malformed, 2 bad arguments.`,
 				return err
 			}
 			defer closeIn()
-			report, err := protocol.VerifyExport(bufio.NewReaderSize(in, 1<<20), opts)
+			br := bufio.NewReaderSize(in, 1<<20)
+			if legacyExportFormat(br) != "" {
+				return verifyLegacyExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], br, opts.Secret, opts.PublicKey)
+			}
+			report, err := protocol.VerifyExport(br, opts)
 			if err != nil {
 				return err
 			}

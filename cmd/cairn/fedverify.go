@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/pkg/bijotel"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -26,15 +27,25 @@ signs; --log-key, or else the pinned log key, must also be that key. A legacy re
 (signed before receipts named their log key) has its log proof verified only under that
 key; without one the check fails.
 
+A receipt of the original product's federation (BIJOTEL, bijotel-federation 0.3: anchor_
+IDs, rekor_log_index and rekor_url) is recognised and checked by its rules: --federation-key
+is then required (no pinned key applies), compared as a key; participants must be stored in
+operator_id order, anchor_id must carry anchored_at, the cross-anchor hash is recomputed and
+the signature checked over the original's payload. Its Rekor entry is not checked offline
+and is reported as skipped.
+
 Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is malformed,
 2 the arguments are wrong.`,
 		Args: exactArgs(1, "one receipt file (- for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			keys, err := fo.trusted(trust)
+			raw, err := readInput(cmd.InOrStdin(), args[0])
 			if err != nil {
 				return err
 			}
-			raw, err := readInput(cmd.InOrStdin(), args[0])
+			if bijotel.IsReceipt(raw) {
+				return verifyLegacyReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, args[0], raw, trust)
+			}
+			keys, err := fo.trusted(trust)
 			if err != nil {
 				return err
 			}
@@ -48,6 +59,7 @@ Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is mal
 // verifyResult is what verify prints with --json.
 type verifyResult struct {
 	Receipt  string           `json:"receipt"`
+	Format   string           `json:"format,omitempty"` // set for a BIJOTEL receipt
 	Match    bool             `json:"match"`
 	KeyFrom  string           `json:"trusted_key_from"`
 	Checks   []protocol.Check `json:"checks"`

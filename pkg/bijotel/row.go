@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash"
 	"strconv"
-	"strings"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -117,17 +116,7 @@ func (v *ChainVerifier) Check(r *Row) error {
 // which must be 64 lowercase hex digits: the original compares hex strings, so an
 // uppercase hmac_hash never matches there either.
 func (v *ChainVerifier) hmacMatches(r *Row) bool {
-	if len(r.HMACHash) != 2*sha256.Size || strings.IndexFunc(r.HMACHash, notLowerHex) >= 0 {
-		return false
-	}
-	stated, err := hex.DecodeString(r.HMACHash)
-	if err != nil {
-		return false
-	}
-	v.mac.Reset()
-	v.mac.Write([]byte(r.PrevHash))
-	v.mac.Write([]byte(r.CanonicalHash))
-	return hmac.Equal(v.mac.Sum(nil), stated)
+	return macMatches(v.mac, r.PrevHash, r.CanonicalHash, r.HMACHash)
 }
 
 // Checked is how many rows passed, and Last the seq of the last of them (0 for none).
@@ -149,6 +138,3 @@ func (r *Row) CairnEntry(e *protocol.Entry) {
 		e.SpanKind = *r.SpanKind
 	}
 }
-
-// notLowerHex reports whether c is not a lowercase hex digit.
-func notLowerHex(c rune) bool { return (c < '0' || c > '9') && (c < 'a' || c > 'f') }
