@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/bijotel/importer"
 	"github.com/cairn-dev/cairn/internal/bijotel/legacydb"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 func newChainImportCommand() *cobra.Command {
@@ -57,9 +55,11 @@ since the import, 1 unreadable or refused, 2 bad arguments.`,
 					return usageError{fmt.Errorf("legacy secret: %w", err)}
 				}
 			}
-			key, err := readLegacySignKey(signKey)
-			if err != nil {
-				return err
+			var key ed25519.PrivateKey
+			if signKey != "" {
+				if key, err = loadPrivateKey(signKey); err != nil {
+					return err
+				}
 			}
 			legacy, err := legacydb.Open(from)
 			if err != nil {
@@ -90,22 +90,6 @@ since the import, 1 unreadable or refused, 2 bad arguments.`,
 	cmd.Flags().StringVar(&exportTo, "export-to", "", "where to write the legacy export (default: the --into path with -bijotel-export.json for .db)")
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "the legacy operator key (PKCS #8 PEM): write a signed bijotel-chain-v2 export")
 	return cmd
-}
-
-// readLegacySignKey reads the legacy signing key, if one is given.
-func readLegacySignKey(path string) (ed25519.PrivateKey, error) {
-	if path == "" {
-		return nil, nil
-	}
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read signing key: %w", err)
-	}
-	key, err := protocol.ParsePrivateKeyPEM(text)
-	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w", path, err)
-	}
-	return key, nil
 }
 
 // printImport says what the import did and how to check it.

@@ -71,10 +71,17 @@ type verifyResult struct {
 // check, as a table or JSON.
 func reportReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw []byte, keys *trustedKeys) error {
 	report, verr := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: keys.federation, LogKey: keys.log})
-	res := verifyResult{Receipt: name, Match: verr == nil, KeyFrom: keys.federationFrom, ExitCode: exitCode(verr)}
+	res := verifyResult{Receipt: name, KeyFrom: keys.federationFrom}
 	if report != nil {
 		res.Checks = report.Checks
 	}
+	return printVerdict(stdout, stderr, asJSON, res, verr)
+}
+
+// printVerdict completes res with the verdict verr and prints it, as a table or JSON. A
+// mismatch is returned as a silentError, its message printed already.
+func printVerdict(stdout, stderr io.Writer, asJSON bool, res verifyResult, verr error) error {
+	res.Match, res.ExitCode = verr == nil, exitCode(verr)
 	if verr != nil {
 		res.Error = verr.Error()
 	}

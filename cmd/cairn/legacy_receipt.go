@@ -31,27 +31,9 @@ func verifyLegacyReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw
 		return fmt.Errorf("federation key %s: %w", trust.federationKey, err)
 	}
 	report, verr := bijotel.VerifyReceipt(raw, key)
-	res := verifyResult{Receipt: name, Format: legacyReceiptFormat, Match: verr == nil,
-		KeyFrom: "--federation-key " + trust.federationKey, ExitCode: exitCode(verr)}
+	res := verifyResult{Receipt: name, Format: legacyReceiptFormat, KeyFrom: "--federation-key " + trust.federationKey}
 	if report != nil {
 		res.Checks = report.Checks
 	}
-	if verr != nil {
-		res.Error = verr.Error()
-	}
-	if asJSON {
-		err = writeIndentedJSON(stdout, res)
-	} else {
-		err = printChecks(stdout, res)
-	}
-	if err != nil {
-		return err
-	}
-	if verr != nil {
-		if !asJSON {
-			_, _ = fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
-		}
-		return silentError{verr}
-	}
-	return nil
+	return printVerdict(stdout, stderr, asJSON, res, verr)
 }

@@ -149,23 +149,19 @@ func NewImportDigest() *ImportDigest { return &ImportDigest{h: sha256.New()} }
 
 // Add adds the imported entry e, whose legacy seq is legacySeq.
 func (d *ImportDigest) Add(legacySeq int64, e *Entry) {
-	b := append(d.line[:0], `{"canonical_hash":"`...)
-	b = append(b, e.CanonicalHash...)
-	b = append(b, `","seq":`...)
-	b = strconv.AppendInt(b, legacySeq, 10)
-	b = append(b, `,"span_id":`...)
-	b = canonical.AppendString(b, e.SpanID)
-	b = append(b, `,"span_kind":`...)
-	b = canonical.AppendString(b, e.SpanKind)
-	b = append(b, `,"span_name":`...)
-	b = canonical.AppendString(b, e.SpanName)
-	b = append(b, `,"timestamp_ns":`...)
-	b = canonical.AppendString(b, e.TimestampNS)
-	b = append(b, `,"trace_id":`...)
-	b = canonical.AppendString(b, e.TraceID)
-	b = append(b, "}\n"...)
-	d.h.Write(b)
-	d.line = b
+	d.line = append(d.line[:0], `{"canonical_hash":"`...)
+	d.line = append(d.line, e.CanonicalHash...)
+	d.line = append(d.line, `","seq":`...)
+	d.line = strconv.AppendInt(d.line, legacySeq, 10)
+	for _, m := range [...]struct{ name, value string }{
+		{"span_id", e.SpanID}, {"span_kind", e.SpanKind}, {"span_name", e.SpanName},
+		{"timestamp_ns", e.TimestampNS}, {"trace_id", e.TraceID},
+	} {
+		d.line = append(d.line, `,"`+m.name+`":`...)
+		d.line = canonical.AppendString(d.line, m.value)
+	}
+	d.line = append(d.line, "}\n"...)
+	d.h.Write(d.line)
 }
 
 // Sum is the hex digest of the entries added so far.
