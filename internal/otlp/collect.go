@@ -78,9 +78,10 @@ func inChunks(n int, do func(lo, hi int)) {
 	wg.Wait()
 }
 
-// checkFields runs chain.ValidateSpanBody on body without its attributes, and refuses the
-// all-zero ids OTLP calls invalid. Whether the attributes have a canonical form is left to
-// seal: finding out costs as much as sealing them, which finds out anyway.
+// checkFields runs chain.ValidateSpanFields on body (chain.ValidateSpanBody without its
+// attributes), and refuses the all-zero ids OTLP calls invalid. Whether the attributes
+// have a canonical form is left to seal: finding out costs as much as sealing them, which
+// finds out anyway.
 func checkFields(body protocol.SpanBody) error {
 	const zeroTraceID, zeroSpanID = "00000000000000000000000000000000", "0000000000000000"
 	switch {
@@ -89,8 +90,7 @@ func checkFields(body protocol.SpanBody) error {
 	case body.SpanID == zeroSpanID:
 		return fmt.Errorf("%w %q: span_id is all zeros", chain.ErrInvalidSpan, body.Name)
 	}
-	body.Attributes = nil
-	return chain.ValidateSpanBody(body)
+	return chain.ValidateSpanFields(body)
 }
 
 // seal seals bodies, which collect checked, with one Seal call, so they become

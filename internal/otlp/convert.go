@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
@@ -37,20 +36,18 @@ func SpanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	return c.spanBody(span)
 }
 
-// converter converts spans one after another, reusing its buffer of attributes from one
-// span to the next. It is not safe for concurrent use.
-type converter struct {
-	kvs []attribute.KeyValue
-}
+// converter converts spans one after another. It holds nothing today; it stays so that
+// collect's workers keep one each should it hold buffers again. It is not safe for
+// concurrent use.
+type converter struct{}
 
-// spanBody is SpanBody with c's buffer.
+// spanBody is SpanBody.
 func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	start, end := span.StartTimestamp(), span.EndTimestamp()
 	if start > math.MaxInt64 || end > math.MaxInt64 {
 		return protocol.SpanBody{}, fmt.Errorf("start or end time (%d, %d ns) is beyond the year 2262", start, end)
 	}
-	kvs, err := appendKeyValues(c.kvs[:0], span.Attributes(), 1)
-	c.kvs = kvs[:0]
+	attrs, err := attributeMap(span.Attributes(), 1)
 	if err != nil {
 		return protocol.SpanBody{}, err
 	}
@@ -59,7 +56,7 @@ func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	return protocol.SpanBody{
 		Name:              span.Name(),
 		Kind:              chain.SpanKindName(sdkKind(span.Kind())),
-		Attributes:        chain.AttributeMap(kvs),
+		Attributes:        attrs,
 		StatusCode:        chain.StatusCodeName(sdkStatus(status.Code())),
 		StatusDescription: status.Message(),
 		StartTimeNS:       int64(start),
@@ -69,67 +66,65 @@ func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	}, nil
 }
 
-// appendKeyValues appends the attributes of m to kvs as the OpenTelemetry Go SDK holds
-// them, in order (a repeated key is kept repeated; chain.AttributeMap keeps its last
-// value). depth is the nesting level of m in the body (see protocol.MaxBodyNesting): 1 for a span's
-// attributes.
-func appendKeyValues(kvs []attribute.KeyValue, m pcommon.Map, depth int) ([]attribute.KeyValue, error) {
-	var err error
-	m.Range(func(k string, v pcommon.Value) bool {
-		var sv attribute.Value
-		if sv, err = sdkValue(v, depth+1); err != nil {
+// attributeMap converts the attributes m to the map chain.AttributeMap makes of the
+// OpenTelemetry Go values the SDK's OTLP exporter sends as them, directly, without those
+// values in between (a test compares the two ways over every value type). A repeated
+// key keeps its last value, as chain.AttributeMap keeps it. depth is the nesting level of
+// m in the body (see protocol.MaxBodyNesting): 1 for a span's attributes.
+func attributeMap(m pcommon.Map, depth int) (map[string]any, error) {
+	out := make(map[string]any, m.Len())
+	for k, v := range m.All() {
+		jv, err := attributeValue(v, depth+1)
+		if err != nil {
 			if depth == 1 {
 				err = fmt.Errorf("attribute %q: %w", k, err)
 			}
-			return false
+			return nil, err
 		}
-		kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(k), Value: sv})
-		return true
-	})
-	return kvs, err
+		out[k] = jv
+	}
+	return out, nil
 }
 
-// sdkValue is the OpenTelemetry Go value the SDK's OTLP exporter sends as v: a string,
-// bool, int64, float64 or byte slice as itself, an array as a slice of values (the SDK's
-// typed slices travel as arrays, and seal alike), a key-value list as a map, and an empty
-// value as the empty Value. depth is v's nesting level in the body (see protocol.MaxBodyNesting).
-func sdkValue(v pcommon.Value, depth int) (attribute.Value, error) {
+// attributeValue is the value chain.AttributeMap seals for the OpenTelemetry Go value the
+// SDK's OTLP exporter sends as v: a string or bool as itself, an int64 or float64 as
+// chain.AttributeInt or chain.AttributeFloat holds it, bytes as chain.AttributeBytes
+// does, an array as a []any (the SDK's typed slices travel as arrays, and seal alike), a
+// key-value list as a map, and an empty value as nil. depth is v's nesting level in the
+// body (see protocol.MaxBodyNesting).
+func attributeValue(v pcommon.Value, depth int) (any, error) {
 	// protocol.CheckEntry, which the store runs on every entry it seals, refuses a body
 	// nested deeper, and so does SpanBody.Canonical; but collect leaves the canonical form
 	// to the store (see checkFields), which would then refuse the whole batch. Refused
 	// here, the span is rejected alone.
 	if depth > protocol.MaxBodyNesting {
-		return attribute.Value{}, fmt.Errorf("values nest the body deeper than %d levels", protocol.MaxBodyNesting)
+		return nil, fmt.Errorf("values nest the body deeper than %d levels", protocol.MaxBodyNesting)
 	}
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		return attribute.StringValue(v.Str()), nil
+		return v.Str(), nil
 	case pcommon.ValueTypeBool:
-		return attribute.BoolValue(v.Bool()), nil
+		return v.Bool(), nil
 	case pcommon.ValueTypeInt:
-		return attribute.Int64Value(v.Int()), nil
+		return chain.AttributeInt(v.Int()), nil
 	case pcommon.ValueTypeDouble:
-		return attribute.Float64Value(v.Double()), nil
+		return chain.AttributeFloat(v.Double()), nil
 	case pcommon.ValueTypeBytes:
-		return attribute.ByteSliceValue(v.Bytes().AsRaw()), nil
+		return chain.AttributeBytes(v.Bytes().AsRaw()), nil
 	case pcommon.ValueTypeSlice:
 		s := v.Slice()
-		vs := make([]attribute.Value, s.Len())
-		for i := range vs {
+		out := make([]any, s.Len())
+		for i := range out {
 			var err error
-			if vs[i], err = sdkValue(s.At(i), depth+1); err != nil {
-				return attribute.Value{}, err
+			if out[i], err = attributeValue(s.At(i), depth+1); err != nil {
+				return nil, err
 			}
 		}
-		return attribute.SliceValue(vs...), nil
+		return out, nil
 	case pcommon.ValueTypeMap:
-		kvs, err := appendKeyValues(nil, v.Map(), depth)
-		if err != nil {
-			return attribute.Value{}, err
-		}
-		return attribute.MapValue(kvs...), nil
+		return attributeMap(v.Map(), depth)
 	default: // pcommon.ValueTypeEmpty
-		return attribute.Value{}, nil
+		return nil, nil
 	}
 }
 

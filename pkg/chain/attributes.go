@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"encoding/base64"
 	"math"
 	"strconv"
 
@@ -43,7 +42,7 @@ func attributeValue(v attribute.Value) any {
 	case attribute.STRINGSLICE:
 		return v.AsStringSlice()
 	case attribute.BYTESLICE:
-		return base64.StdEncoding.EncodeToString(v.AsByteSlice())
+		return AttributeBytes(v.AsByteSlice())
 	case attribute.SLICE:
 		vs := v.AsSlice()
 		out := make([]any, len(vs))
