@@ -65,6 +65,10 @@ test: manifests generate fmt vet setup-envtest setup-crds rekor-up setup-chromiu
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./... -run '^$$' -bench . -benchmem
 
+.PHONY: bench-compare
+bench-compare: ## Run the seal, verify and OTLP benchmarks and the CLI paths against the original's algorithm re-stated (hack/bijotel_restated.py), in one run, and print the ratios (a few minutes; BENCH_COUNT=3).
+	hack/bench-compare.sh
+
 LOADTEST_FLAGS ?=
 
 .PHONY: loadtest
