@@ -51,7 +51,12 @@ func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	if err != nil {
 		return protocol.SpanBody{}, err
 	}
+	// Both ids in one string, one allocation rather than two.
 	traceID, spanID := span.TraceID(), span.SpanID()
+	var idHex [2*len(traceID) + 2*len(spanID)]byte
+	hex.Encode(idHex[:], traceID[:])
+	hex.Encode(idHex[2*len(traceID):], spanID[:])
+	ids := string(idHex[:])
 	status := span.Status()
 	return protocol.SpanBody{
 		Name:              span.Name(),
@@ -61,8 +66,8 @@ func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 		StatusDescription: status.Message(),
 		StartTimeNS:       int64(start),
 		EndTimeNS:         int64(end),
-		TraceID:           hex.EncodeToString(traceID[:]),
-		SpanID:            hex.EncodeToString(spanID[:]),
+		TraceID:           ids[:2*len(traceID)],
+		SpanID:            ids[2*len(traceID):],
 	}, nil
 }
 
