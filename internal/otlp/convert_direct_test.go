@@ -170,7 +170,9 @@ func TestAttributeMapIsTheSDKPath(t *testing.T) {
 			t.Errorf("%s: error %v, want an error: %v", name, err, wantErr)
 		}
 	}
-	compareAttributeMaps(t, "duplicate keys", duplicateKeys(t))
+	if err := compareAttributeMaps(t, "duplicate keys", duplicateKeys(t)); err != nil {
+		t.Errorf("duplicate keys: %v", err)
+	}
 
 	rng := rand.New(rand.NewPCG(22, 1))
 	for i := range 300 {
@@ -178,7 +180,8 @@ func TestAttributeMapIsTheSDKPath(t *testing.T) {
 		for k := range rng.IntN(12) {
 			randomValue(rng, m.PutEmpty(randomString(rng)+fmt.Sprint(k)), 4)
 		}
-		compareAttributeMaps(t, fmt.Sprintf("generated %d", i), m)
+		// Keys that differ only in invalid UTF-8 have no canonical form: an error both ways.
+		_ = compareAttributeMaps(t, fmt.Sprintf("generated %d", i), m)
 	}
 }
 
