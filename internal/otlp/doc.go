@@ -11,8 +11,10 @@
 // original product's MCP attributes, which it seals too: [chain.IsGenAIKey]), or, with
 // [AllSpans], every span, becomes one protocol.SpanBody, built exactly as
 // chain.SpanBodyFromSpan builds it from the same span in the OpenTelemetry Go SDK:
-// incoming values are mapped to their OpenTelemetry Go types and converted by pkg/chain's
-// own rules ([chain.AttributeMap], [chain.SpanKindName], [chain.StatusCodeName]), so a
+// incoming values are converted by pkg/chain's own rules ([chain.AttributeMap] for the
+// OpenTelemetry Go values the SDK would send as them, applied to the OTLP values directly
+// with [chain.AttributeInt], [chain.AttributeFloat] and [chain.AttributeBytes];
+// [chain.SpanKindName], [chain.StatusCodeName]), so a
 // span sealed through OTLP and the same span sealed through chain.SpanExporter have the
 // same canonical body, under the attribute names it arrived with. As on the SDK path,
 // resource and instrumentation-scope attributes, events and links are not sealed: a body
