@@ -38,7 +38,7 @@ bench cli.txt ./cmd/cairn '^BenchmarkChain(SealFile|VerifyFull)$'
 bench otlp.txt ./internal/otlp '^BenchmarkIngest$/^(protobuf|seal_only)$' '^BenchmarkIngest$/^protobuf$/^2_clients$'
 
 echo "== the original re-stated: seal $seal_spans spans a run, verify $verify_rows rows"
-go run ./hack/mkspans -n "$verify_rows" >"$out/spans.jsonl"
+go run ./hack/mkspans -n $((seal_spans > verify_rows ? seal_spans : verify_rows)) >"$out/spans.jsonl"
 : >"$out/original.txt"
 for run in $(seq "$count"); do
 	rm -f "$out/seal.db"*
