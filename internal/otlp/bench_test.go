@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/cairn-dev/cairn/internal/otlp"
 	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
+	"github.com/cairn-dev/cairn/pkg/chain"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -42,7 +44,7 @@ func benchRequests(b *testing.B, n int, encode func(ptraceotlp.ExportRequest) ([
 //
 // "seal only" is the baseline: the same bodies, converted beforehand, sealed straight into
 // the store, 512 a call. The difference is what the handler costs (HTTP, decoding,
-// conversion, checks).
+// conversion, checks), which BenchmarkIngestHandler measures alone.
 func BenchmarkIngest(b *testing.B) {
 	protobuf := func(r ptraceotlp.ExportRequest) ([]byte, error) { return r.MarshalProto() }
 	json := func(r ptraceotlp.ExportRequest) ([]byte, error) { return r.MarshalJSON() }
@@ -66,42 +68,7 @@ func BenchmarkIngest(b *testing.B) {
 				}
 			}
 			st := openStore(b, testSecret)
-			h, err := otlp.NewHandler(st)
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			client := srv.Client()
-			send := func(i int) {
-				req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/traces", bytes.NewReader(bodies[i%len(bodies)]))
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				for k, v := range bc.headers {
-					req.Header.Set(k, v)
-				}
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_ = resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Errorf("request %d: %s", i, resp.Status)
-				}
-			}
-			b.SetBytes(int64(len(bodies[0]) * bc.clients))
-			n := 0
-			for b.Loop() {
-				var wg sync.WaitGroup
-				for c := range bc.clients {
-					wg.Go(func() { send(n + c) })
-				}
-				wg.Wait()
-				n += bc.clients
-			}
+			n := ingest(b, st, bodies, bc.headers, bc.clients)
 			b.ReportMetric(float64(n*benchSpansPerRequest)/b.Elapsed().Seconds(), "spans/s")
 			if stats, err := st.Stats(context.Background()); err != nil || stats.Entries != int64(n*benchSpansPerRequest) {
 				b.Fatalf("chain has %d entries (%v), want %d", stats.Entries, err, n*benchSpansPerRequest)
@@ -136,4 +103,67 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		b.ReportMetric(float64(n*benchSpansPerRequest)/b.Elapsed().Seconds(), "spans/s")
 	})
+}
+
+// ingest sends bodies, in turn, through a handler sealing into s over real HTTP, clients
+// requests at a time, for b's loop, and returns the number of requests sent.
+func ingest(b *testing.B, s chain.Sealer, bodies [][]byte, headers map[string]string, clients int) int {
+	h, err := otlp.NewHandler(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := srv.Client()
+	send := func(i int) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/traces", bytes.NewReader(bodies[i%len(bodies)]))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Errorf("request %d: %s", i, resp.Status)
+		}
+	}
+	b.SetBytes(int64(len(bodies[0]) * clients))
+	n := 0
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Go(func() { send(n + c) })
+		}
+		wg.Wait()
+		n += clients
+	}
+	return n
+}
+
+// countingSealer counts the bodies it is given and seals nothing.
+type countingSealer struct{ bodies atomic.Int64 }
+
+func (s *countingSealer) Seal(_ context.Context, bodies []protocol.SpanBody) ([]*protocol.Entry, error) {
+	s.bodies.Add(int64(len(bodies)))
+	return nil, nil
+}
+
+// BenchmarkIngestHandler is BenchmarkIngest/protobuf into a Sealer that only counts the
+// bodies: what the handler itself costs (HTTP, decoding, conversion, checks), without the
+// store's canonical JSON, hashing and SQLite. See spans/s.
+func BenchmarkIngestHandler(b *testing.B) {
+	bodies := benchRequests(b, 16, func(r ptraceotlp.ExportRequest) ([]byte, error) { return r.MarshalProto() })
+	var s countingSealer
+	n := ingest(b, &s, bodies, map[string]string{"Content-Type": protobufType}, 1)
+	b.ReportMetric(float64(n*benchSpansPerRequest)/b.Elapsed().Seconds(), "spans/s")
+	if got := s.bodies.Load(); got != int64(n*benchSpansPerRequest) {
+		b.Fatalf("the handler passed on %d bodies, want %d", got, n*benchSpansPerRequest)
+	}
 }
