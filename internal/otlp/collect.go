@@ -36,9 +36,8 @@ func (h *Handler) collect(td ptrace.Traces) ([]protocol.SpanBody, *rejections) {
 	bodies := make([]protocol.SpanBody, len(spans))
 	errs := make([]error, len(spans))
 	inChunks(len(spans), func(lo, hi int) {
-		var c converter
 		for i := lo; i < hi; i++ {
-			body, err := c.spanBody(spans[i])
+			body, err := SpanBody(spans[i])
 			if err != nil {
 				errs[i] = fmt.Errorf("%w %q: %w", chain.ErrInvalidSpan, spans[i].Name(), err)
 				continue

@@ -32,17 +32,6 @@ func HasGenAIAttribute(attrs pcommon.Map) bool {
 // attribute values nested deeper than a chain entry may hold (511 levels, a scalar being
 // one). Use chain.ValidateSpanBody on the result before sealing it.
 func SpanBody(span ptrace.Span) (protocol.SpanBody, error) {
-	var c converter
-	return c.spanBody(span)
-}
-
-// converter converts spans one after another. It holds nothing today; it stays so that
-// collect's workers keep one each should it hold buffers again. It is not safe for
-// concurrent use.
-type converter struct{}
-
-// spanBody is SpanBody.
-func (c *converter) spanBody(span ptrace.Span) (protocol.SpanBody, error) {
 	start, end := span.StartTimestamp(), span.EndTimestamp()
 	if start > math.MaxInt64 || end > math.MaxInt64 {
 		return protocol.SpanBody{}, fmt.Errorf("start or end time (%d, %d ns) is beyond the year 2262", start, end)
