@@ -24,8 +24,9 @@ const insertRows = 100
 // Either every body is sealed or none is. The same transaction logs the energy of each
 // entry with token counts in energy_log (see energy.go).
 //
-// The costly part of sealing, canonical JSON and its hash (protocol.NewEntry), runs on all
-// cores, chunk by chunk, while the transaction links and inserts the chunks already done.
+// The costly part of sealing, canonical JSON and its hash (protocol.NewUnlinkedEntry), runs
+// on all cores, chunk by chunk, while the transaction links and inserts the chunks already
+// done.
 //
 // A body that would make an entry the protocol refuses (trace_id not 32 lowercase hex,
 // a negative start time, invalid UTF-8, ...) fails the whole call with an error wrapping
@@ -82,9 +83,11 @@ func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) 
 	return p.entries[i*insertRows : min((i+1)*insertRows, len(p.entries))], p.errs[i]
 }
 
-// prepare starts sealing bodies with a protocol.EntrySealer and checking each with
-// protocol.CheckEntry, on all cores, chunks in order. The entries are sealed as if they
-// began the chain; appendEntries gives them their place.
+// prepare starts building the entries of bodies with protocol.NewUnlinkedEntry, on all
+// cores, chunks in order; appendEntries links each into its place in the chain, computing
+// its HMAC once. The entries are not checked again with protocol.CheckEntry: an unlinked
+// entry passes it once linked, by construction (see NewUnlinkedEntry, and
+// TestSealedEntriesPassCheckEntry, which checks every entry Seal returns).
 func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	n := (len(bodies) + insertRows - 1) / insertRows
 	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), energy: make([]sealedEnergy, len(bodies)),
@@ -95,17 +98,9 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	var next atomic.Int64
 	for range min(runtime.GOMAXPROCS(0), n) {
 		go func() {
-			sealer, sealerErr := protocol.NewEntrySealer(s.secret) // Seal has checked the secret
 			for c := int(next.Add(1) - 1); c < n; c = int(next.Add(1) - 1) {
 				for i := c * insertRows; i < min((c+1)*insertRows, len(bodies)) && !p.stop.Load(); i++ {
-					if sealerErr != nil {
-						p.errs[c] = sealerErr
-						break
-					}
-					e, err := sealer.Seal(1, protocol.GenesisPrevHash, bodies[i])
-					if err == nil {
-						err = protocol.CheckEntry(e, nil)
-					}
+					e, err := protocol.NewUnlinkedEntry(&bodies[i])
 					if err != nil {
 						p.errs[c] = fmt.Errorf("body %d: %w", i, err)
 						break
