@@ -277,7 +277,12 @@ func (s *spanScanner) value(depth int) (any, bool) {
 // object reads the members of an object whose '{' has been read, as a map; a key given
 // twice keeps its last value, as with encoding/json.
 func (s *spanScanner) object(depth int) (map[string]any, bool) {
-	m := map[string]any{}
+	var m map[string]any
+	if depth == 1 {
+		m = make(map[string]any, 16) // the attributes: growing from the small map costs more
+	} else {
+		m = map[string]any{}
+	}
 	if depth > maxFastDepth {
 		return nil, false
 	}

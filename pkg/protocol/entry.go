@@ -38,21 +38,10 @@ type SpanBody struct {
 // written as {}. Attributes that have no canonical form, or nest values deeper than
 // MaxBodyNesting, are an error wrapping ErrMalformed.
 func (b SpanBody) Canonical() ([]byte, error) {
-	if b.Attributes == nil {
-		b.Attributes = map[string]any{}
+	out, direct, err := b.appendCanonical(make([]byte, 0, 1024))
+	if !direct {
+		out, err = b.canonicalViaMap()
 	}
-	// The same members as the struct's JSON, as a map canonical.Marshal writes directly.
-	out, err := canonical.Marshal(map[string]any{
-		"name":               b.Name,
-		"kind":               b.Kind,
-		"attributes":         b.Attributes,
-		"status_code":        b.StatusCode,
-		"status_description": b.StatusDescription,
-		"start_time_ns":      strconv.FormatInt(b.StartTimeNS, 10),
-		"end_time_ns":        strconv.FormatInt(b.EndTimeNS, 10),
-		"trace_id":           b.TraceID,
-		"span_id":            b.SpanID,
-	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
 	}
@@ -64,6 +53,58 @@ func (b SpanBody) Canonical() ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// appendCanonical appends the body's canonical form, its members written in their
+// canonical order, as canonical.Marshal writes them within canonicalViaMap's map (at
+// depth 1). It reports false when the attributes hold a value canonical.AppendDirect does
+// not write; TestCanonicalMatchesViaMap compares the two.
+func (b *SpanBody) appendCanonical(out []byte) (_ []byte, direct bool, err error) {
+	out = append(out, `{"attributes":`...)
+	if b.Attributes == nil {
+		out = append(out, "{}"...)
+	} else if out, direct, err = canonical.AppendDirect(out, b.Attributes, 1); !direct || err != nil {
+		return nil, direct, err
+	}
+	for _, m := range [...]struct {
+		key  string
+		text string
+	}{
+		{`,"end_time_ns":`, strconv.FormatInt(b.EndTimeNS, 10)},
+		{`,"kind":`, b.Kind},
+		{`,"name":`, b.Name},
+		{`,"span_id":`, b.SpanID},
+		{`,"start_time_ns":`, strconv.FormatInt(b.StartTimeNS, 10)},
+		{`,"status_code":`, b.StatusCode},
+		{`,"status_description":`, b.StatusDescription},
+		{`,"trace_id":`, b.TraceID},
+	} {
+		out = append(out, m.key...)
+		if out, _, err = canonical.AppendDirect(out, m.text, 1); err != nil { // a string is always direct
+			return nil, true, err
+		}
+	}
+	return append(out, '}'), true, nil
+}
+
+// canonicalViaMap is Canonical the general way: the same members as the struct's JSON, as
+// a map canonical.Marshal writes.
+func (b *SpanBody) canonicalViaMap() ([]byte, error) {
+	attrs := b.Attributes
+	if attrs == nil {
+		attrs = map[string]any{}
+	}
+	return canonical.Marshal(map[string]any{
+		"name":               b.Name,
+		"kind":               b.Kind,
+		"attributes":         attrs,
+		"status_code":        b.StatusCode,
+		"status_description": b.StatusDescription,
+		"start_time_ns":      strconv.FormatInt(b.StartTimeNS, 10),
+		"end_time_ns":        strconv.FormatInt(b.EndTimeNS, 10),
+		"trace_id":           b.TraceID,
+		"span_id":            b.SpanID,
+	})
 }
 
 // Entry is one chain row as it is exported: its columns, its canonical body, and the

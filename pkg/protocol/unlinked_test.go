@@ -115,3 +115,25 @@ func nested(levels int) any {
 	}
 	return v
 }
+
+// TestCanonicalMatchesViaMap holds Canonical's direct writing of a body's members to the
+// general way, a map given to canonical.Marshal: the same bytes, or both an error.
+func TestCanonicalMatchesViaMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 3))
+	direct := 0
+	for i := range 3000 {
+		body := genBody(r)
+		got, gotDirect, err := body.appendCanonical(nil)
+		if !gotDirect {
+			continue
+		}
+		direct++
+		want, wantErr := body.canonicalViaMap()
+		if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("body %d %+v:\n direct %s, %v\nvia map %s, %v", i, body, got, err, want, wantErr)
+		}
+	}
+	if direct < 2500 {
+		t.Fatalf("only %d bodies were written directly", direct)
+	}
+}
