@@ -162,12 +162,6 @@ func (s *spanScanner) consume(c byte) bool {
 	return false
 }
 
-// peekString reports whether a string comes next.
-func (s *spanScanner) peekString() bool {
-	s.skipSpace()
-	return s.i < len(s.in) && s.in[s.i] == '"'
-}
-
 // str reads a string with no escape sequence and no control character, in valid UTF-8,
 // and returns its contents.
 func (s *spanScanner) str() ([]byte, bool) {
