@@ -88,8 +88,8 @@ func (b *lineBatch) parse() {
 
 // sealLines seals every span of in, in batches of sealBatchSize, and returns the count and
 // the last entry. It is a pipeline: one goroutine reads the lines, all cores parse
-// batches, and the store seals them in order as they are parsed, so reading and parsing
-// overlap sealing. A bad line stops it before its batch; the batches before it are sealed,
+// batches, the next batch's entries are prepared (store.Prepare) and the store seals the
+// batches in order, so reading, parsing and preparing overlap sealing. A bad line stops it before its batch; the batches before it are sealed,
 // as when it sealed each batch before reading the next.
 func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protocol.Entry, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -105,23 +105,20 @@ func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protoco
 			}
 		}()
 	}
+	ready := make(chan preparedBatch) // unbuffered: one batch is prepared ahead of the one sealing
+	go prepareBatches(ctx, s, batches, ready)
 	var last *protocol.Entry
 	sealed := 0
-	for b := range batches {
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			return sealed, last, ctx.Err()
+	for r := range ready {
+		if r.err != nil {
+			return sealed, last, r.err
 		}
-		if b.err != nil {
-			return sealed, last, b.err
-		}
-		if len(b.bodies) == 0 {
+		if r.batch == nil {
 			continue
 		}
-		entries, err := s.Seal(ctx, b.bodies)
+		entries, err := s.SealBatch(ctx, r.batch)
 		if err != nil {
-			return sealed, last, fmt.Errorf("seal spans up to line %d: %w", b.last, err)
+			return sealed, last, fmt.Errorf("seal spans up to line %d: %w", r.last, err)
 		}
 		sealed += len(entries)
 		last = entries[len(entries)-1]
@@ -133,6 +130,41 @@ func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protoco
 		return 0, nil, fmt.Errorf("%w: no spans in the input", protocol.ErrMalformed)
 	}
 	return sealed, last, nil
+}
+
+// preparedBatch is a parsed lineBatch whose entries the store is preparing (batch, nil
+// when it has no spans), or its error.
+type preparedBatch struct {
+	batch *store.Batch
+	last  int // lineBatch.last
+	err   error
+}
+
+// prepareBatches waits for each batch to be parsed, in order, and starts the store
+// preparing its entries (store.Prepare) before handing it to ready, which it closes at the
+// end; so the next batch's entries are made while the last one is written. It stops after
+// a batch with an error.
+func prepareBatches(ctx context.Context, s *store.Store, batches <-chan *lineBatch, ready chan<- preparedBatch) {
+	defer close(ready)
+	for b := range batches {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return
+		}
+		r := preparedBatch{last: b.last, err: b.err}
+		if b.err == nil && len(b.bodies) > 0 {
+			r.batch = s.Prepare(b.bodies)
+		}
+		select {
+		case ready <- r:
+		case <-ctx.Done():
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
 }
 
 // readBatches reads in's lines into batches of sealBatchSize non-blank lines and sends

@@ -35,15 +35,41 @@ func (s *Store) Seal(ctx context.Context, bodies []protocol.SpanBody) ([]*protoc
 	if s.secret == nil {
 		return nil, ErrNoSecret
 	}
-	if len(bodies) == 0 {
+	return s.SealBatch(ctx, s.Prepare(bodies))
+}
+
+// A Batch is bodies being made into entries on all cores; see Prepare.
+type Batch struct {
+	p      *prepared
+	sealed atomic.Bool
+}
+
+// Prepare starts the costly part of sealing bodies, their canonical JSON and its hash, on
+// all cores, and returns at once; SealBatch seals them. A caller sealing a stream of
+// batches prepares the next while the last is written (its commit waits on the disk). A
+// Batch is sealed at most once; one that is never sealed finishes its work and is dropped.
+// The bodies must not change until SealBatch returns.
+func (s *Store) Prepare(bodies []protocol.SpanBody) *Batch {
+	return &Batch{p: s.prepare(bodies)}
+}
+
+// SealBatch is Seal of the bodies b was prepared from.
+func (s *Store) SealBatch(ctx context.Context, b *Batch) ([]*protocol.Entry, error) {
+	p := b.p
+	defer p.stop.Store(true)
+	if b.sealed.Swap(true) {
+		return nil, errors.New("seal: the batch was sealed before")
+	}
+	if s.secret == nil {
+		return nil, ErrNoSecret
+	}
+	if len(p.entries) == 0 {
 		return nil, nil
 	}
 	linker, err := protocol.NewEntrySealer(s.secret)
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
-	p := s.prepare(bodies)
-	defer p.stop.Store(true)
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: see openDB's txlock
 	if err != nil {
 		return nil, fmt.Errorf("seal: begin: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"errors"
 	"testing"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -35,6 +36,34 @@ func TestSealedEntriesPassCheckEntry(t *testing.T) {
 		}
 	}
 	if r, err := s.Verify(t.Context(), VerifyOptions{Full: true}); err != nil || r.Checked != next-1 {
+		t.Fatalf("verify: %+v, %v", r, err)
+	}
+}
+
+// TestPrepareAheadOfSeal prepares a batch, seals another, then the first: it takes its
+// place when sealed, not when prepared, and seals once.
+func TestPrepareAheadOfSeal(t *testing.T) {
+	s, _ := newStore(t)
+	ahead := s.Prepare(testBodies(3, 2))
+	if _, err := s.Seal(t.Context(), testBodies(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.SealBatch(t.Context(), ahead)
+	if err != nil || len(entries) != 2 || entries[0].Seq != 3 {
+		t.Fatalf("sealed %+v, %v; want seq 3 and 4", entries, err)
+	}
+	if _, err := s.SealBatch(t.Context(), ahead); err == nil {
+		t.Fatal("a batch sealed twice")
+	}
+	if es, err := s.SealBatch(t.Context(), s.Prepare(nil)); es != nil || err != nil {
+		t.Fatalf("seal of an empty batch: %v, %v", es, err)
+	}
+	bad := testBodies(5, 1)
+	bad[0].SpanID = "x"
+	if _, err := s.SealBatch(t.Context(), s.Prepare(bad)); !errors.Is(err, protocol.ErrMalformed) {
+		t.Fatalf("a malformed body: %v", err)
+	}
+	if r, err := s.Verify(t.Context(), VerifyOptions{Full: true}); err != nil || r.Checked != 4 {
 		t.Fatalf("verify: %+v, %v", r, err)
 	}
 }
