@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 func newChainCommand() *cobra.Command {
@@ -136,120 +130,6 @@ func nsTime(ns int64) string {
 		return "-"
 	}
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
-}
-
-func newChainSealCommand() *cobra.Command {
-	var o chainOptions
-	var file string
-	cmd := &cobra.Command{
-		Use:   "seal --file SPANS.jsonl",
-		Short: "Seal spans from a JSON Lines file (- for standard input) into the chain",
-		Long: `Seal spans into the chain, one JSON object a line with the members of the canonical
-body: name, kind, attributes, status_code, status_description, start_time_ns, end_time_ns
-(decimal nanoseconds, as strings or numbers), trace_id and span_id. Spans are sealed in
-batches of 1,000, each batch in one transaction. The secret is required.`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return usageError{fmt.Errorf("--file is required (- reads standard input)")}
-			}
-			in, closeIn, err := openInput(cmd.InOrStdin(), file)
-			if err != nil {
-				return err
-			}
-			defer closeIn()
-			s, err := o.open(true)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			n, last, err := sealLines(cmd.Context(), s, in)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sealed %d spans; chain head seq %d %s\n", n, last.Seq, last.HMACHash)
-			return err
-		},
-	}
-	o.addFlags(cmd)
-	cmd.Flags().StringVarP(&file, "file", "f", "", "JSON Lines file of spans, - for standard input")
-	return cmd
-}
-
-// sealLines seals every span of in, in batches, and returns the count and the last entry.
-func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protocol.Entry, error) {
-	const batchSize = 1000
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), protocol.MaxEntryBytes)
-	var batch []protocol.SpanBody
-	var last *protocol.Entry
-	sealed, line := 0, 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		entries, err := s.Seal(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("seal spans up to line %d: %w", line, err)
-		}
-		sealed += len(entries)
-		last = entries[len(entries)-1]
-		batch = batch[:0]
-		return nil
-	}
-	for sc.Scan() {
-		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		body, err := decodeSpanLine(sc.Bytes())
-		if err != nil {
-			return sealed, last, fmt.Errorf("%w: line %d: %w", protocol.ErrMalformed, line, err)
-		}
-		if batch = append(batch, body); len(batch) == batchSize {
-			if err := flush(); err != nil {
-				return sealed, last, err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return sealed, last, fmt.Errorf("read spans: %w", err)
-	}
-	if err := flush(); err != nil {
-		return sealed, last, err
-	}
-	if sealed == 0 {
-		return 0, nil, fmt.Errorf("%w: no spans in the input", protocol.ErrMalformed)
-	}
-	return sealed, last, nil
-}
-
-// decodeSpanLine decodes one span; the times may be JSON strings or numbers.
-func decodeSpanLine(raw []byte) (protocol.SpanBody, error) {
-	var line struct {
-		protocol.SpanBody
-		StartTimeNS json.RawMessage `json:"start_time_ns"`
-		EndTimeNS   json.RawMessage `json:"end_time_ns"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&line); err != nil {
-		return protocol.SpanBody{}, err
-	}
-	body := line.SpanBody
-	for _, t := range []struct {
-		name string
-		raw  json.RawMessage
-		dst  *int64
-	}{{"start_time_ns", line.StartTimeNS, &body.StartTimeNS}, {"end_time_ns", line.EndTimeNS, &body.EndTimeNS}} {
-		text := strings.Trim(string(t.raw), `"`)
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil || n < 0 {
-			return protocol.SpanBody{}, fmt.Errorf("%s %s is not a decimal number of nanoseconds", t.name, t.raw)
-		}
-		*t.dst = n
-	}
-	return body, nil
 }
 
 // openInput opens a file, or standard input for "-".

@@ -24,8 +24,9 @@ const insertRows = 100
 // Either every body is sealed or none is. The same transaction logs the energy of each
 // entry with token counts in energy_log (see energy.go).
 //
-// The costly part of sealing, canonical JSON and its hash (protocol.NewEntry), runs on all
-// cores, chunk by chunk, while the transaction links and inserts the chunks already done.
+// The costly part of sealing, canonical JSON and its hash (protocol.NewUnlinkedEntry), runs
+// on all cores, chunk by chunk, while the transaction links and inserts the chunks already
+// done.
 //
 // A body that would make an entry the protocol refuses (trace_id not 32 lowercase hex,
 // a negative start time, invalid UTF-8, ...) fails the whole call with an error wrapping
@@ -34,15 +35,41 @@ func (s *Store) Seal(ctx context.Context, bodies []protocol.SpanBody) ([]*protoc
 	if s.secret == nil {
 		return nil, ErrNoSecret
 	}
-	if len(bodies) == 0 {
+	return s.SealBatch(ctx, s.Prepare(bodies))
+}
+
+// A Batch is bodies being made into entries on all cores; see Prepare.
+type Batch struct {
+	p      *prepared
+	sealed atomic.Bool
+}
+
+// Prepare starts the costly part of sealing bodies, their canonical JSON and its hash, on
+// all cores, and returns at once; SealBatch seals them. A caller sealing a stream of
+// batches prepares the next while the last is written (its commit waits on the disk). A
+// Batch is sealed at most once; one that is never sealed finishes its work and is dropped.
+// The bodies must not change until SealBatch returns.
+func (s *Store) Prepare(bodies []protocol.SpanBody) *Batch {
+	return &Batch{p: s.prepare(bodies)}
+}
+
+// SealBatch is Seal of the bodies b was prepared from.
+func (s *Store) SealBatch(ctx context.Context, b *Batch) ([]*protocol.Entry, error) {
+	p := b.p
+	defer p.stop.Store(true)
+	if b.sealed.Swap(true) {
+		return nil, errors.New("seal: the batch was sealed before")
+	}
+	if s.secret == nil {
+		return nil, ErrNoSecret
+	}
+	if len(p.entries) == 0 {
 		return nil, nil
 	}
 	linker, err := protocol.NewEntrySealer(s.secret)
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
-	p := s.prepare(bodies)
-	defer p.stop.Store(true)
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: see openDB's txlock
 	if err != nil {
 		return nil, fmt.Errorf("seal: begin: %w", err)
@@ -82,9 +109,11 @@ func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) 
 	return p.entries[i*insertRows : min((i+1)*insertRows, len(p.entries))], p.errs[i]
 }
 
-// prepare starts sealing bodies with a protocol.EntrySealer and checking each with
-// protocol.CheckEntry, on all cores, chunks in order. The entries are sealed as if they
-// began the chain; appendEntries gives them their place.
+// prepare starts building the entries of bodies with protocol.NewUnlinkedEntry, on all
+// cores, chunks in order; appendEntries links each into its place in the chain, computing
+// its HMAC once. The entries are not checked again with protocol.CheckEntry: an unlinked
+// entry passes it once linked, by construction (see NewUnlinkedEntry, and
+// TestSealedEntriesPassCheckEntry, which checks every entry Seal returns).
 func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	n := (len(bodies) + insertRows - 1) / insertRows
 	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), energy: make([]sealedEnergy, len(bodies)),
@@ -95,17 +124,9 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	var next atomic.Int64
 	for range min(runtime.GOMAXPROCS(0), n) {
 		go func() {
-			sealer, sealerErr := protocol.NewEntrySealer(s.secret) // Seal has checked the secret
 			for c := int(next.Add(1) - 1); c < n; c = int(next.Add(1) - 1) {
 				for i := c * insertRows; i < min((c+1)*insertRows, len(bodies)) && !p.stop.Load(); i++ {
-					if sealerErr != nil {
-						p.errs[c] = sealerErr
-						break
-					}
-					e, err := sealer.Seal(1, protocol.GenesisPrevHash, bodies[i])
-					if err == nil {
-						err = protocol.CheckEntry(e, nil)
-					}
+					e, err := protocol.NewUnlinkedEntry(&bodies[i])
 					if err != nil {
 						p.errs[c] = fmt.Errorf("body %d: %w", i, err)
 						break

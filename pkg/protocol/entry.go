@@ -38,21 +38,10 @@ type SpanBody struct {
 // written as {}. Attributes that have no canonical form, or nest values deeper than
 // MaxBodyNesting, are an error wrapping ErrMalformed.
 func (b SpanBody) Canonical() ([]byte, error) {
-	if b.Attributes == nil {
-		b.Attributes = map[string]any{}
+	out, direct, err := b.appendCanonical(make([]byte, 0, 1024))
+	if !direct {
+		out, err = b.canonicalViaMap()
 	}
-	// The same members as the struct's JSON, as a map canonical.Marshal writes directly.
-	out, err := canonical.Marshal(map[string]any{
-		"name":               b.Name,
-		"kind":               b.Kind,
-		"attributes":         b.Attributes,
-		"status_code":        b.StatusCode,
-		"status_description": b.StatusDescription,
-		"start_time_ns":      strconv.FormatInt(b.StartTimeNS, 10),
-		"end_time_ns":        strconv.FormatInt(b.EndTimeNS, 10),
-		"trace_id":           b.TraceID,
-		"span_id":            b.SpanID,
-	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: span body: %w", ErrMalformed, err)
 	}
@@ -64,6 +53,58 @@ func (b SpanBody) Canonical() ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// appendCanonical appends the body's canonical form, its members written in their
+// canonical order, as canonical.Marshal writes them within canonicalViaMap's map (at
+// depth 1). It reports false when the attributes hold a value canonical.AppendDirect does
+// not write; TestCanonicalMatchesViaMap compares the two.
+func (b *SpanBody) appendCanonical(out []byte) (_ []byte, direct bool, err error) {
+	out = append(out, `{"attributes":`...)
+	if b.Attributes == nil {
+		out = append(out, "{}"...)
+	} else if out, direct, err = canonical.AppendDirect(out, b.Attributes, 1); !direct || err != nil {
+		return nil, direct, err
+	}
+	for _, m := range [...]struct {
+		key  string
+		text string
+	}{
+		{`,"end_time_ns":`, strconv.FormatInt(b.EndTimeNS, 10)},
+		{`,"kind":`, b.Kind},
+		{`,"name":`, b.Name},
+		{`,"span_id":`, b.SpanID},
+		{`,"start_time_ns":`, strconv.FormatInt(b.StartTimeNS, 10)},
+		{`,"status_code":`, b.StatusCode},
+		{`,"status_description":`, b.StatusDescription},
+		{`,"trace_id":`, b.TraceID},
+	} {
+		out = append(out, m.key...)
+		if out, _, err = canonical.AppendDirect(out, m.text, 1); err != nil { // a string is always direct
+			return nil, true, err
+		}
+	}
+	return append(out, '}'), true, nil
+}
+
+// canonicalViaMap is Canonical the general way: the same members as the struct's JSON, as
+// a map canonical.Marshal writes.
+func (b *SpanBody) canonicalViaMap() ([]byte, error) {
+	attrs := b.Attributes
+	if attrs == nil {
+		attrs = map[string]any{}
+	}
+	return canonical.Marshal(map[string]any{
+		"name":               b.Name,
+		"kind":               b.Kind,
+		"attributes":         attrs,
+		"status_code":        b.StatusCode,
+		"status_description": b.StatusDescription,
+		"start_time_ns":      strconv.FormatInt(b.StartTimeNS, 10),
+		"end_time_ns":        strconv.FormatInt(b.EndTimeNS, 10),
+		"trace_id":           b.TraceID,
+		"span_id":            b.SpanID,
+	})
 }
 
 // Entry is one chain row as it is exported: its columns, its canonical body, and the
@@ -116,12 +157,52 @@ func (s *EntrySealer) Seal(seq int64, prevHash string, body SpanBody) (*Entry, e
 	if !isHex(prevHash, 64) {
 		return nil, fmt.Errorf("%w: prev_hash must be 64 lowercase hex characters", ErrMalformed)
 	}
+	e, err := unlinkedEntry(&body)
+	if err != nil {
+		return nil, err
+	}
+	s.Link(e, seq, prevHash)
+	return e, nil
+}
+
+// NewUnlinkedEntry builds the entry that seals body, without its place in the chain: its
+// columns, canonical body and canonical_hash, but no Seq, PrevHash or HMACHash, which
+// EntrySealer.Link sets. It refuses, with an error wrapping ErrMalformed, a body whose
+// entry CheckEntry would refuse for its shape: trace_id not 32 or span_id not 16
+// lowercase hex characters, a negative start time, a name or kind that is not valid
+// UTF-8, or attributes with no canonical form or nested deeper than MaxBodyNesting.
+//
+// Once linked, the entry passes CheckEntry by construction, so a sealer need not check it
+// again: the body is canonical.Marshal's output, which is RFC 8785 JSON (the canonical
+// package's tests hold its direct writer to Transform), checked for nesting as CheckEntry
+// checks it (see Canonical); its hash is computed here from those bytes; and the columns
+// are copied from the same fields the body's members are written from, which write back
+// unchanged because they are checked to be valid UTF-8 (canonical.Marshal would replace
+// bytes that are not) and, for the ids and time, plain ASCII. A test seals generated and
+// edge-case bodies this way and checks every entry with CheckEntry.
+func NewUnlinkedEntry(body *SpanBody) (*Entry, error) {
+	e, err := unlinkedEntry(body)
+	if err != nil {
+		return nil, err
+	}
+	err = e.checkIDs()
+	if err == nil {
+		err = e.checkText()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return e, nil
+}
+
+// unlinkedEntry computes the canonical body of body, its hash and the entry's columns.
+func unlinkedEntry(body *SpanBody) (*Entry, error) {
 	raw, err := body.Canonical()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(raw)
-	e := &Entry{
+	return &Entry{
 		TimestampNS:   strconv.FormatInt(body.StartTimeNS, 10),
 		TraceID:       body.TraceID,
 		SpanID:        body.SpanID,
@@ -129,9 +210,7 @@ func (s *EntrySealer) Seal(seq int64, prevHash string, body SpanBody) (*Entry, e
 		SpanKind:      body.Kind,
 		CanonicalBody: raw,
 		CanonicalHash: hex.EncodeToString(sum[:]),
-	}
-	s.Link(e, seq, prevHash)
-	return e, nil
+	}, nil
 }
 
 // Link places e, sealed elsewhere in the chain or not at all, as entry seq after
@@ -169,22 +248,40 @@ func ChainSignature(secret []byte, lastHMACHash string, entryCount int64) string
 
 // checkShape reports the first column of e that is not of its format.
 func (e *Entry) checkShape() error {
-	switch {
-	case e.Seq < 1:
+	if e.Seq < 1 {
 		return fmt.Errorf("seq %d, want at least 1", e.Seq)
-	case !isDecimal(e.TimestampNS):
-		return fmt.Errorf("timestamp_ns %q is not a decimal integer", e.TimestampNS)
-	case !isHex(e.TraceID, 32):
-		return fmt.Errorf("trace_id must be 32 lowercase hex characters")
-	case !isHex(e.SpanID, 16):
-		return fmt.Errorf("span_id must be 16 lowercase hex characters")
+	}
+	if err := e.checkIDs(); err != nil {
+		return err
+	}
+	switch {
 	case !isHex(e.CanonicalHash, 64):
 		return fmt.Errorf("canonical_hash must be 64 lowercase hex characters")
 	case !isHex(e.PrevHash, 64):
 		return fmt.Errorf("prev_hash must be 64 lowercase hex characters")
 	case !isHex(e.HMACHash, 64):
 		return fmt.Errorf("hmac_hash must be 64 lowercase hex characters")
-	case !utf8.ValidString(e.SpanName) || !utf8.ValidString(e.SpanKind):
+	}
+	return e.checkText()
+}
+
+// checkIDs reports the first of timestamp_ns, trace_id and span_id that is not of its
+// format.
+func (e *Entry) checkIDs() error {
+	switch {
+	case !isDecimal(e.TimestampNS):
+		return fmt.Errorf("timestamp_ns %q is not a decimal integer", e.TimestampNS)
+	case !isHex(e.TraceID, 32):
+		return fmt.Errorf("trace_id must be 32 lowercase hex characters")
+	case !isHex(e.SpanID, 16):
+		return fmt.Errorf("span_id must be 16 lowercase hex characters")
+	}
+	return nil
+}
+
+// checkText reports span_name or span_kind that is not valid UTF-8.
+func (e *Entry) checkText() error {
+	if !utf8.ValidString(e.SpanName) || !utf8.ValidString(e.SpanKind) {
 		return fmt.Errorf("span_name and span_kind must be valid UTF-8")
 	}
 	return nil
