@@ -59,7 +59,7 @@ func (f *fastChecker) object(level int) bool {
 	var prev []byte
 	for {
 		key, ok := f.key()
-		// Keys of printable ASCII without escapes: byte order is RFC 8785's UTF-16 order.
+		// ASCII keys without escapes: their byte order is RFC 8785's UTF-16 order.
 		if !ok || (prev != nil && bytes.Compare(prev, key) >= 0) {
 			return false
 		}
@@ -96,23 +96,19 @@ func (f *fastChecker) object(level int) bool {
 	}
 }
 
-// key reads a member name of printable ASCII other than '"' and '\\', with its quotes,
-// and returns it without them.
+// key reads a member name of ASCII without escapes or control characters, with its
+// quotes, and returns it without them.
 func (f *fastChecker) key() ([]byte, bool) {
 	if f.pos >= len(f.in) || f.in[f.pos] != '"' {
 		return nil, false
 	}
 	start := f.pos + 1
-	for i := start; i < len(f.in); i++ {
-		switch c := f.in[i]; {
-		case c == '"':
-			f.pos = i + 1
-			return f.in[start:i], true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return nil, false
-		}
+	end := start + jsonread.ScanPlain(f.in[start:])
+	if end >= len(f.in) || f.in[end] != '"' {
+		return nil, false // an escape, a control character or non-ASCII: the slow path orders it
 	}
-	return nil, false
+	f.pos = end + 1
+	return f.in[start:end], true
 }
 
 // value checks the value at pos, inside a container at level level.
