@@ -13,12 +13,12 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// verifyBenchRows is the size of the chain BenchmarkChainVerifyFull verifies.
-const verifyBenchRows = 200_000
+// vcmdBenchRows is the size of the chain BenchmarkVerifyCommand200k verifies.
+const vcmdBenchRows = 200_000
 
-// verifyBenchSpan is the body of span i of the benchmark chain: about 650 bytes of
+// vcmdBenchSpan is the body of span i of the benchmark chain: about 650 bytes of
 // canonical JSON, shaped like an instrumented LLM call.
-func verifyBenchSpan(i int64) protocol.SpanBody {
+func vcmdBenchSpan(i int64) protocol.SpanBody {
 	start := int64(1795262400000000000) + i*1_000_000
 	return protocol.SpanBody{
 		Name: fmt.Sprintf("chat gpt-4o-%d", i%7),
@@ -44,12 +44,12 @@ func verifyBenchSpan(i int64) protocol.SpanBody {
 	}
 }
 
-// verifyBenchChain returns the benchmark chain: at path CAIRN_CLI_BENCH_CHAIN, kept
+// vcmdBenchChain returns the benchmark chain: at path CAIRN_VERIFY_BENCH_CHAIN, kept
 // between runs and sealed there when that file does not hold it yet, or else sealed in
 // dir. It seals in batches of 1,000 through the store, as `cairn chain seal` does.
-func verifyBenchChain(b *testing.B, dir string) string {
+func vcmdBenchChain(b *testing.B, dir string) string {
 	b.Helper()
-	path := os.Getenv("CAIRN_CLI_BENCH_CHAIN")
+	path := os.Getenv("CAIRN_VERIFY_BENCH_CHAIN")
 	if path == "" {
 		path = filepath.Join(dir, "chain.db")
 	}
@@ -67,9 +67,9 @@ func verifyBenchChain(b *testing.B, dir string) string {
 		b.Fatal(err)
 	}
 	bodies := make([]protocol.SpanBody, 1000)
-	for first := st.LastSeq + 1; first <= verifyBenchRows; first += int64(len(bodies)) {
+	for first := st.LastSeq + 1; first <= vcmdBenchRows; first += int64(len(bodies)) {
 		for i := range bodies {
-			bodies[i] = verifyBenchSpan(first + int64(i))
+			bodies[i] = vcmdBenchSpan(first + int64(i))
 		}
 		if _, err := s.Seal(context.Background(), bodies); err != nil {
 			b.Fatal(err)
@@ -78,11 +78,11 @@ func verifyBenchChain(b *testing.B, dir string) string {
 	return path
 }
 
-// BenchmarkChainVerifyFull runs `cairn chain verify --full` with the secret over a chain
+// BenchmarkVerifyCommand200k runs `cairn chain verify --full` with the secret over a chain
 // of 200,000 spans of about 650 bytes, in process (opening the store, reading the bridge
 // record, the progress callback and printing included; process start excluded).
-func BenchmarkChainVerifyFull(b *testing.B) {
-	path := verifyBenchChain(b, b.TempDir())
+func BenchmarkVerifyCommand200k(b *testing.B) {
+	path := vcmdBenchChain(b, b.TempDir())
 	var out strings.Builder
 	for b.Loop() {
 		out.Reset()
@@ -94,8 +94,8 @@ func BenchmarkChainVerifyFull(b *testing.B) {
 			b.Fatalf("%v\n%s", err, out.String())
 		}
 	}
-	if want := fmt.Sprintf("%d entries checked, HMACs checked", verifyBenchRows); !strings.Contains(out.String(), want) {
+	if want := fmt.Sprintf("%d entries checked, HMACs checked", vcmdBenchRows); !strings.Contains(out.String(), want) {
 		b.Fatalf("output %q lacks %q", out.String(), want)
 	}
-	b.ReportMetric(float64(verifyBenchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(vcmdBenchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
