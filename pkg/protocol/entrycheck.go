@@ -110,7 +110,9 @@ func (c *EntryChecker) hmacMatches(e *Entry) bool {
 	c.mac.Reset()
 	c.mac.Write(c.in[:n])
 	stated := decodeCheckedHash(e.HMACHash)
-	return hmac.Equal(c.mac.Sum(c.sum[:0]), stated[:])
+	ok := hmac.Equal(c.mac.Sum(c.sum[:0]), stated[:])
+	clear(c.sum[:]) // the MAC that would pass is not kept, even in scratch
+	return ok
 }
 
 // decodeCheckedHash decodes 64 lowercase hex digits, which checkShape has checked s is.
