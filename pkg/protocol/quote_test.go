@@ -83,3 +83,23 @@ func TestLongValuesAreQuotedShort(t *testing.T) {
 		t.Errorf("MismatchError.Want is not the body's whole name")
 	}
 }
+
+// TestLongMemberNameIsQuotedShort gives an export's last entry an unknown member with a
+// name of 256 bytes (the reader's limit on a token): VerifyExport refuses it as malformed,
+// quoting 200 bytes of the name.
+func TestLongMemberNameIsQuotedShort(t *testing.T) {
+	export := writeExport(t, testChain(t, 2, 64), testKey, false)
+	at := bytes.LastIndex(export, []byte(`{"canonical_body_b64"`))
+	if at < 0 {
+		t.Fatal("no entry line in the export")
+	}
+	name := strings.Repeat("k", 256)
+	tampered := append(append(bytes.Clone(export[:at+1]), `"`+name+`":1,`...), export[at+1:]...)
+	_, err := VerifyExport(bytes.NewReader(tampered), VerifyOptions{Secret: testSecret})
+	if !errors.Is(err, ErrMalformed) {
+		t.Fatalf("got %v, want ErrMalformed", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, name) || !strings.Contains(msg, `… (256 bytes)`) {
+		t.Errorf("message quotes the whole name or not its length: %s", msg)
+	}
+}
