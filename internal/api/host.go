@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // codeHostNotAllowed is the error code of a request whose Host header the server does
@@ -51,7 +53,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.allowedHosts[NormalizeHost(r.Host)] && !hostOpenPaths[r.URL.Path] {
 			writeError(w, http.StatusMisdirectedRequest, codeHostNotAllowed,
-				fmt.Sprintf("this server does not answer to host %q: add it to cairn serve --allowed-hosts", r.Host))
+				fmt.Sprintf("this server does not answer to host %s: add it to cairn serve --allowed-hosts", protocol.Quote(r.Host)))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // maxJSONBodyBytes caps a JSON request body. The largest is a replayed model output.
@@ -98,7 +100,7 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, dst any, emptyOK bo
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			return &requestError{status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
-				err: fmt.Errorf("content type %q: send the body as application/json", ct)}
+				err: fmt.Errorf("content type %s: send the body as application/json", protocol.Quote(ct))}
 		}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))

@@ -232,7 +232,7 @@ func queryInt(r *http.Request, name string, def, max int) (int, error) {
 	n, err := strconv.Atoi(text)
 	switch {
 	case err != nil || !isDigits(text):
-		return 0, badRequest(codeBadParameter, "%s %q is not a non-negative integer", name, text)
+		return 0, badRequest(codeBadParameter, "%s %s is not a non-negative integer", name, protocol.Quote(text))
 	case max > 0 && n > max:
 		return 0, badRequest(codeBadParameter, "%s %d is over the maximum, %d", name, n, max)
 	}
@@ -276,7 +276,7 @@ func (s *Server) chainStats(w http.ResponseWriter, r *http.Request) {
 	if text := r.URL.Query().Get(countParam); text != "" {
 		var err error
 		if count, err = strconv.ParseBool(text); err != nil {
-			writeError(w, http.StatusBadRequest, codeBadParameter, fmt.Sprintf("%s %q is not true or false", countParam, text))
+			writeError(w, http.StatusBadRequest, codeBadParameter, fmt.Sprintf("%s %s is not true or false", countParam, protocol.Quote(text)))
 			return
 		}
 	}
@@ -300,7 +300,7 @@ func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) {
 	text := r.PathValue("seq")
 	seq, err := strconv.ParseInt(text, 10, 64)
 	if err != nil || !isDigits(text) || seq < 1 {
-		writeError(w, http.StatusBadRequest, codeBadParameter, fmt.Sprintf("seq %q is not a positive integer", text))
+		writeError(w, http.StatusBadRequest, codeBadParameter, fmt.Sprintf("seq %s is not a positive integer", protocol.Quote(text)))
 		return
 	}
 	e, err := s.store.Entry(r.Context(), seq)

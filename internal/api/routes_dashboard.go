@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"path"
 	"time"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // dashboardFS holds the dashboard's page template and the scripts, styles and icon it
@@ -132,7 +134,7 @@ func (s *Server) serveDashboardAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	a, ok := s.dashboard.assets[name]
 	if !ok {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no asset %q", name))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no asset %s", protocol.Quote(name)))
 		return
 	}
 	cache := cacheRevalidate

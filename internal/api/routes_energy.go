@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // Query parameters of GET /api/energy/summary that override grid intensities: the
@@ -160,15 +161,15 @@ func parseIntensities(values []string) (map[string]float64, error) {
 			region, text, ok := strings.Cut(pair, "=")
 			region, text = strings.TrimSpace(region), strings.TrimSpace(text)
 			if !ok || region == "" || text == "" {
-				return nil, badRequest(codeBadParameter, "%s %q: want region=gCO2/kWh pairs separated by commas, e.g. us-east=200,eu-west=100", paramIntensityOverrides, pair)
+				return nil, badRequest(codeBadParameter, "%s %s: want region=gCO2/kWh pairs separated by commas, e.g. us-east=200,eu-west=100", paramIntensityOverrides, protocol.Quote(pair))
 			}
 			g, err := strconv.ParseFloat(text, 64)
 			if err != nil {
-				return nil, badRequest(codeBadParameter, "%s %s=%q: not a number of gCO2/kWh", paramIntensityOverrides, region, text)
+				return nil, badRequest(codeBadParameter, "%s %s=%s: not a number of gCO2/kWh", paramIntensityOverrides, protocol.Excerpt(region), protocol.Quote(text))
 			}
 			key := strings.ToLower(region)
 			if prev, ok := seen[key]; ok && prev != g {
-				return nil, badRequest(codeBadParameter, "%s: region %q is given twice, as %v and %v", paramIntensityOverrides, region, prev, g)
+				return nil, badRequest(codeBadParameter, "%s: region %s is given twice, as %v and %v", paramIntensityOverrides, protocol.Quote(region), prev, g)
 			}
 			if _, ok := seen[key]; !ok && len(seen) == analysis.MaxIntensityOverrides {
 				return nil, badRequest(codeBadParameter, "%s: more than %d regions", paramIntensityOverrides, analysis.MaxIntensityOverrides)

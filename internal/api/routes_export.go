@@ -210,7 +210,7 @@ func (s *Server) verifyExport(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, res)
 			return
 		default:
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("unknown form field %q: send file, and optionally public_key before it", part.FormName()))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("unknown form field %s: send file, and optionally public_key before it", protocol.Quote(part.FormName())))
 			return
 		}
 	}
@@ -240,7 +240,7 @@ func (s *Server) exportSecret(r *http.Request, res *exportVerifyResult) (protoco
 	if text := r.URL.Query().Get(useServerSecretParam); text != "" {
 		var err error
 		if useServer, err = strconv.ParseBool(text); err != nil {
-			return opts, badRequest(codeBadParameter, "%s %q is not true or false", useServerSecretParam, text)
+			return opts, badRequest(codeBadParameter, "%s %s is not true or false", useServerSecretParam, protocol.Quote(text))
 		}
 	}
 	text := strings.TrimSpace(r.Header.Get("X-Secret-Hex"))

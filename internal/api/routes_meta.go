@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // assetFS holds the pages /docs and /redoc and the scripts, styles and icon they load,
@@ -125,7 +127,7 @@ func (s *Server) page(name string) http.Handler {
 func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if _, ok := s.assets[name]; !ok || path.Ext(name) == ".html" {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no asset %q", name))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no asset %s", protocol.Quote(name)))
 		return
 	}
 	s.serveFile(w, r, name)

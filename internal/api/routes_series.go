@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // defaultSeriesPoints is how many points GET /api/regression/series gives by default.
@@ -77,7 +78,7 @@ func (s *Server) regressionSeries(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 	case !slices.Contains(analysis.Dimensions, dim):
-		err = badRequest(codeBadParameter, "dimension %q: want one of %v", dim, analysis.Dimensions)
+		err = badRequest(codeBadParameter, "dimension %s: want one of %v", protocol.Quote(dim), analysis.Dimensions)
 	case points == 0:
 		err = badRequest(codeBadParameter, "points 0: want 1 to %d", analysis.MaxSeriesPoints)
 	}

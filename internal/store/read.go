@@ -103,13 +103,13 @@ func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, each func(*r
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			mac := s.newMAC()
+			c := protocol.NewEntryChecker(s.newMAC())
 			for b := range p.work {
 				for i := range b.rows {
 					if ctx.Err() != nil {
 						break // the caller has stopped reading
 					}
-					b.rows[i].kind, b.rows[i].err = protocol.CheckEntryBody(&b.rows[i].e, mac)
+					b.rows[i].kind, b.rows[i].err = c.Check(&b.rows[i].e)
 				}
 				close(b.done)
 			}
@@ -320,9 +320,10 @@ func (l *linker) check(r *row) error {
 		l.prevHMAC = e.HMACHash
 		return nil
 	}
-	var ee *protocol.EntryError
-	if errors.As(r.err, &ee) && ee.Reason == protocol.ReasonMalformed {
-		return r.err
+	if r.err != nil { // errors.As would allocate for every row
+		if ee := (*protocol.EntryError)(nil); errors.As(r.err, &ee) && ee.Reason == protocol.ReasonMalformed {
+			return r.err
+		}
 	}
 	if e.PrevHash != l.prevHMAC {
 		return &protocol.EntryError{Seq: e.Seq, Reason: protocol.ReasonLink,

@@ -114,7 +114,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 
 // smoke checks the window's first and last entries, each with the link to its predecessor.
 func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *VerifyReport, imports *importCheck) error {
-	mac := s.newMAC()
+	c := protocol.NewEntryChecker(s.newMAC())
 	ends := []int64{from, to}
 	if from == to {
 		ends = ends[:1]
@@ -127,7 +127,7 @@ func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *V
 		}
 		for i := range rows {
 			r := &row{e: rows[i]}
-			r.kind, r.err = protocol.CheckEntryBody(&r.e, mac)
+			r.kind, r.err = c.Check(&r.e)
 			if err := l.check(r); err != nil {
 				return err
 			}

@@ -114,7 +114,7 @@ func (d *exportDecoder) members(what string, member func(name string) error) err
 		}
 		name, _ := t.(string)
 		if seen[name] {
-			return malformedf("%s: member %q repeated", what, name)
+			return malformedf("%s: member %s repeated", what, protocol.Quote(name))
 		}
 		seen[name] = true
 		if err := member(name); err != nil {
@@ -151,7 +151,7 @@ func (d *exportDecoder) readEnvelope(each func(*Row) error) (*Envelope, error) {
 			env.Signature = &Signature{}
 			return d.signature(env.Signature)
 		}
-		return malformedf("unknown member %q: the original's exports have none", name)
+		return malformedf("unknown member %s: the original's exports have none", protocol.Quote(name))
 	})
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (d *exportDecoder) entry(r *Row, index int64) error {
 			return d.hash(&r.HMACHash, what+" hmac_hash")
 		}
 		seen--
-		return malformedf("%s: unknown member %q", what, name)
+		return malformedf("%s: unknown member %s", what, protocol.Quote(name))
 	})
 	if err != nil {
 		return err
@@ -263,7 +263,7 @@ func (d *exportDecoder) segment(s *Segment) error {
 		case "is_complete_chain":
 			return d.boolean(&s.IsCompleteChain, "segment is_complete_chain")
 		}
-		return malformedf("segment: unknown member %q", name)
+		return malformedf("segment: unknown member %s", protocol.Quote(name))
 	})
 	if err == nil && n != 6 {
 		err = malformedf("segment: want first_seq, last_seq, total_in_segment, total_in_full_chain, boundary_prev_hash and is_complete_chain")
@@ -283,7 +283,7 @@ func (d *exportDecoder) signature(s *Signature) error {
 		case "algorithm":
 			return d.str(&s.Algorithm, "ed25519_signature algorithm")
 		}
-		return malformedf("ed25519_signature: unknown member %q", name)
+		return malformedf("ed25519_signature: unknown member %s", protocol.Quote(name))
 	})
 }
 

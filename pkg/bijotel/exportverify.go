@@ -221,10 +221,10 @@ func (w *entryWalker) entriesResult(expectedFirstPrev string) *CheckError {
 // verifyEnvelope runs the checks once the whole export has been read.
 func verifyEnvelope(env *Envelope, w *entryWalker, opts VerifyOptions) (*ExportReport, error) {
 	if env.Format != FormatV1 && env.Format != FormatV2 {
-		return nil, malformedf("Not a bijotel-chain-v1 file (and not v2 either); got format=%q", env.Format)
+		return nil, malformedf("Not a bijotel-chain-v1 file (and not v2 either); got format=%s", protocol.Quote(env.Format))
 	}
 	if env.Version != FormatVersion {
-		return nil, malformedf("version %q, want %q", env.Version, FormatVersion)
+		return nil, malformedf("version %s, want %q", protocol.Quote(env.Version), FormatVersion)
 	}
 	c := &checker{report: &ExportReport{Envelope: env, Mode: mode(opts)}}
 	rep := c.report
@@ -346,7 +346,7 @@ func (c *checker) signature(env *Envelope, opts VerifyOptions) {
 	s := env.Signature
 	switch {
 	case env.Format != FormatV2:
-		fail(protocol.ErrSignature, "--public-key provided but file is %s (only bijotel-chain-v2 carries an Ed25519 signature)", env.Format)
+		fail(protocol.ErrSignature, "--public-key provided but file is %s (only bijotel-chain-v2 carries an Ed25519 signature)", protocol.Excerpt(env.Format))
 		return
 	case s == nil:
 		fail(protocol.ErrSignature, "ed25519_signature block missing")
@@ -355,10 +355,10 @@ func (c *checker) signature(env *Envelope, opts VerifyOptions) {
 		fail(protocol.ErrSignature, "ed25519_signature is missing public_key or signature")
 		return
 	case s.Algorithm != SignatureAlgorithm:
-		fail(protocol.ErrSignature, "unsupported signature algorithm: %q", s.Algorithm)
+		fail(protocol.ErrSignature, "unsupported signature algorithm: %s", protocol.Quote(s.Algorithm))
 		return
 	case s.SignedOver != "" && s.SignedOver != SignedOver:
-		fail(protocol.ErrSignature, "unsupported signed_over: %q", s.SignedOver)
+		fail(protocol.ErrSignature, "unsupported signed_over: %s", protocol.Quote(s.SignedOver))
 		return
 	}
 	embedded, err := decodeBase64(s.PublicKey)

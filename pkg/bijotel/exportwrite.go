@@ -60,7 +60,7 @@ type ExportWriter struct {
 func NewExportWriter(w io.Writer, h ExportHeader) (*ExportWriter, error) {
 	switch {
 	case h.Format != FormatV1 && h.Format != FormatV2:
-		return nil, malformedf("export format %q, want %s or %s", h.Format, FormatV1, FormatV2)
+		return nil, malformedf("export format %s, want %s or %s", protocol.Quote(h.Format), FormatV1, FormatV2)
 	case h.SignKey != nil && h.Format != FormatV2:
 		return nil, malformedf("only %s carries an Ed25519 signature", FormatV2)
 	case h.SignKey != nil && len(h.SignKey) != ed25519.PrivateKeySize:

@@ -98,7 +98,7 @@ func ParseReceipt(raw []byte) (*Receipt, error) {
 		case "federation_public_key_pem":
 			return d.str(&rc.FederationPublicKeyPEM, name)
 		}
-		return malformedf("receipt: unknown member %q: the original's receipts have none", name)
+		return malformedf("receipt: unknown member %s: the original's receipts have none", protocol.Quote(name))
 	})
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (d *exportDecoder) participants(dst *[]Participant) error {
 			case "chain_signature":
 				return d.str(&p.ChainSignature, "participant chain_signature")
 			}
-			return malformedf("participant: unknown member %q", name)
+			return malformedf("participant: unknown member %s", protocol.Quote(name))
 		})
 		if err != nil {
 			return err

@@ -69,7 +69,7 @@ func VerifyReceipt(raw []byte, trusted ed25519.PublicKey) (*ReceiptReport, error
 		if rc.RekorURL != nil {
 			url = *rc.RekorURL
 		}
-		rekor = fmt.Sprintf("not checked offline: rekor_log_index %d at %s (the receipt carries no inclusion proof, and the entry witnesses SHA-256 of the hash's bytes)", *rc.RekorLogIndex, url)
+		rekor = fmt.Sprintf("not checked offline: rekor_log_index %d at %s (the receipt carries no inclusion proof, and the entry witnesses SHA-256 of the hash's bytes)", *rc.RekorLogIndex, protocol.Excerpt(url))
 	}
 	rep.Checks = append(rep.Checks, protocol.Check{Name: "rekor", Skipped: true, Detail: rekor})
 	if first != nil {
@@ -91,7 +91,7 @@ func keyCheck(embedded, trusted ed25519.PublicKey) *CheckError {
 func orderCheck(ps []Participant) *CheckError {
 	for i := 1; i < len(ps); i++ {
 		if ps[i-1].OperatorID >= ps[i].OperatorID {
-			return &CheckError{Reason: fmt.Sprintf("participating_operators out of operator_id order or repeated at %s: the federation stores and signs them sorted", ps[i].OperatorID), kind: protocol.ErrMismatch}
+			return &CheckError{Reason: fmt.Sprintf("participating_operators out of operator_id order or repeated at %s: the federation stores and signs them sorted", protocol.Excerpt(ps[i].OperatorID)), kind: protocol.ErrMismatch}
 		}
 	}
 	return nil
@@ -106,7 +106,7 @@ func anchorIDCheck(rc *Receipt) *CheckError {
 		}
 	}
 	if m == nil || m[1] != want {
-		return &CheckError{Reason: fmt.Sprintf("anchor_id %s does not carry anchored_at %s", rc.AnchorID, rc.AnchoredAt), kind: protocol.ErrMismatch}
+		return &CheckError{Reason: fmt.Sprintf("anchor_id %s does not carry anchored_at %s", protocol.Excerpt(rc.AnchorID), protocol.Excerpt(rc.AnchoredAt)), kind: protocol.ErrMismatch}
 	}
 	return nil
 }

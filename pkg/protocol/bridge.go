@@ -112,7 +112,7 @@ func (b *Bridge) check(seq int64, source string) error {
 	case seq != 1:
 		return fmt.Errorf("at seq %d; a bridge begins its chain", seq)
 	case source != "bijotel":
-		return fmt.Errorf("source %q, want \"bijotel\"", source)
+		return fmt.Errorf("source %s, want \"bijotel\"", Quote(source))
 	case b.LegacyRows < 1 || b.LegacyFirstSeq < 1:
 		return fmt.Errorf("legacy rows %d from seq %d, want at least one from seq 1 on", b.LegacyRows, b.LegacyFirstSeq)
 	case b.LegacyLastSeq != b.LegacyFirstSeq+b.LegacyRows-1:

@@ -58,11 +58,11 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	}
 	size, err := strconv.ParseUint(lines[1], 10, 64)
 	if err != nil || (lines[1] != "0" && lines[1][0] == '0') {
-		return nil, fmt.Errorf("%w: checkpoint size %q is not a decimal number", ErrMalformed, lines[1])
+		return nil, fmt.Errorf("%w: checkpoint size %s is not a decimal number", ErrMalformed, Quote(lines[1]))
 	}
 	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
 	if err != nil || len(root) != sha256.Size {
-		return nil, fmt.Errorf("%w: checkpoint root %q is not a base64 SHA-256 hash", ErrMalformed, lines[2])
+		return nil, fmt.Errorf("%w: checkpoint root %s is not a base64 SHA-256 hash", ErrMalformed, Quote(lines[2]))
 	}
 	return &Checkpoint{Origin: lines[0], Size: size, Root: root}, nil
 }
@@ -97,11 +97,11 @@ func checkNoteSyntax(text []byte) error {
 		rest, ok := strings.CutPrefix(line, "\u2014 ")
 		name, b64, ok2 := strings.Cut(rest, " ")
 		if !ok || !ok2 || name == "" || strings.ContainsAny(name, "+") || strings.ContainsFunc(name, unicode.IsSpace) {
-			return bad(fmt.Sprintf("signature line %q is not \"\u2014 <name> <base64>\"", line))
+			return bad(fmt.Sprintf("signature line %s is not \"\u2014 <name> <base64>\"", Quote(line)))
 		}
 		sig, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil || len(sig) < 5 || base64.StdEncoding.EncodeToString(sig) != b64 {
-			return bad(fmt.Sprintf("signature line %q does not end in canonical base64 of a key hash and a signature", line))
+			return bad(fmt.Sprintf("signature line %s does not end in canonical base64 of a key hash and a signature", Quote(line)))
 		}
 	}
 	return nil

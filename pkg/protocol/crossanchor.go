@@ -29,7 +29,7 @@ func FormatAnchoredAt(t time.Time) string {
 func ParseAnchoredAt(s string) (time.Time, error) {
 	t, err := time.Parse(anchoredAtLayout, s)
 	if err != nil || FormatAnchoredAt(t) != s {
-		return time.Time{}, fmt.Errorf("%w: anchored_at %q is not RFC 3339 UTC with nine fractional digits", ErrMalformed, s)
+		return time.Time{}, fmt.Errorf("%w: anchored_at %s is not RFC 3339 UTC with nine fractional digits", ErrMalformed, Quote(s))
 	}
 	return t, nil
 }
@@ -82,7 +82,7 @@ func checkParticipants(ps []Participant) error {
 	}
 	for i, p := range ps {
 		if !wellFormedOperatorID(p.OperatorID) {
-			return fmt.Errorf("%w: participant %d: operator_id %q is not \"op_\" and 16 lowercase hex characters", ErrMalformed, i, p.OperatorID)
+			return fmt.Errorf("%w: participant %d: operator_id %s is not \"op_\" and 16 lowercase hex characters", ErrMalformed, i, Quote(p.OperatorID))
 		}
 		if !isHex(p.ChainSignature, 64) {
 			return fmt.Errorf("%w: participant %d (%s): chain_signature is not 64 lowercase hex characters", ErrMalformed, i, p.OperatorID)
@@ -149,7 +149,7 @@ func splitTopLevel(raw []byte) ([]topMember, error) {
 		name := string(key)
 		start := rd.Offset()
 		if err := rd.Skip(); err != nil {
-			return nil, fmt.Errorf("%w: member %q: %w", ErrMalformed, name, err)
+			return nil, fmt.Errorf("%w: member %s: %w", ErrMalformed, Quote(name), err)
 		}
 		value := bytes.TrimLeft(raw[start:rd.Offset()], " \t\r\n")
 		members = append(members, topMember{name: name, rawKey: canonical.AppendString(nil, name), value: value})

@@ -38,7 +38,8 @@ var (
 //
 // Its message names the field and the stated value, never the recomputed one: a verifier
 // that echoed the value that would have passed would let whoever can submit input compute
-// MACs, hashes and signatures it cannot (the chain service would be an HMAC oracle).
+// MACs, hashes and signatures it cannot (the chain service would be an HMAC oracle). A
+// stated value longer than MaxQuoted bytes is cut short in the message (see Excerpt).
 type MismatchError struct {
 	// Field names what was compared, as the format spells it (e.g. "entries_root").
 	Field string
@@ -54,7 +55,7 @@ func (e *MismatchError) Error() string {
 	if e.Got == "" {
 		return e.Field + " mismatch"
 	}
-	return fmt.Sprintf("%s mismatch: stated %s", e.Field, e.Got)
+	return e.Field + " mismatch: stated " + Excerpt(e.Got)
 }
 
 // Unwrap makes errors.Is(err, ErrMismatch) true.

@@ -314,7 +314,7 @@ func readEnvelopeSignature(rd *jsonread.Reader, sig *EnvelopeSignature) error {
 		}
 		name := string(key)
 		if seen[name] {
-			return fmt.Errorf("signature has member %q twice", name)
+			return fmt.Errorf("signature has member %s twice", Quote(name))
 		}
 		seen[name] = true
 		var v []byte
@@ -330,10 +330,10 @@ func readEnvelopeSignature(rd *jsonread.Reader, sig *EnvelopeSignature) error {
 			v, _, err = rd.String()
 			sig.PublicKey = string(v)
 		default:
-			return fmt.Errorf("signature has unknown member %q", name)
+			return fmt.Errorf("signature has unknown member %s", Quote(name))
 		}
 		if err != nil {
-			return fmt.Errorf("signature member %q: %w", name, err)
+			return fmt.Errorf("signature member %s: %w", Quote(name), err)
 		}
 	}
 	if len(seen) != 3 {
@@ -371,7 +371,7 @@ func finishHeader(sh *SignedHeader, seen map[string]bool) (*SignedHeader, error)
 func (h *ExportHeader) checkShape() error {
 	switch {
 	case h.Format != ExportFormat:
-		return fmt.Errorf("format %q, want %q", h.Format, ExportFormat)
+		return fmt.Errorf("format %s, want %q", Quote(h.Format), ExportFormat)
 	case h.Version != ExportVersion:
 		return fmt.Errorf("version %d, want %d", h.Version, ExportVersion)
 	case h.FirstSeq < 1 || h.LastSeq < h.FirstSeq:
@@ -382,7 +382,7 @@ func (h *ExportHeader) checkShape() error {
 		return fmt.Errorf("hashes must be 64 lowercase hex characters")
 	}
 	if t, err := time.Parse(time.RFC3339, h.ExportedAt); err != nil || t.Format(time.RFC3339) != h.ExportedAt || t.Location() != time.UTC {
-		return fmt.Errorf("exported_at %q is not RFC 3339 UTC in whole seconds", h.ExportedAt)
+		return fmt.Errorf("exported_at %s is not RFC 3339 UTC in whole seconds", Quote(h.ExportedAt))
 	}
 	return nil
 }

@@ -137,7 +137,7 @@ func (x *ExportReader) nextMember() (bool, error) {
 	}
 	key := string(keyBytes)
 	if x.seen[key] || (key == "entries" && x.inEntries) {
-		return false, fmt.Errorf("duplicate member %q", key)
+		return false, fmt.Errorf("duplicate member %s", Quote(key))
 	}
 	if key == "entries" {
 		x.inEntries = true
@@ -149,7 +149,7 @@ func (x *ExportReader) nextMember() (bool, error) {
 	}
 	x.seen[key] = true
 	if err := readHeaderMember(x.rd, &x.header, key); err != nil {
-		return false, fmt.Errorf("member %q: %w", key, err)
+		return false, fmt.Errorf("member %s: %w", Quote(key), err)
 	}
 	return true, nil
 }
@@ -243,7 +243,7 @@ func (x *ExportReader) readEntry(e *Entry) error {
 				break
 			}
 			if bit == 0 {
-				return fmt.Errorf("entry has unknown member %q", key)
+				return fmt.Errorf("entry has unknown member %s", Quote(string(key)))
 			}
 		}
 		if err != nil {

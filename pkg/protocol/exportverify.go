@@ -234,7 +234,7 @@ func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportRepor
 // returns that key.
 func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, error) {
 	if sig.Algorithm != SignatureAlgorithm {
-		return nil, fmt.Errorf("%w: signature algorithm %q, want %q", ErrMalformed, sig.Algorithm, SignatureAlgorithm)
+		return nil, fmt.Errorf("%w: signature algorithm %s, want %q", ErrMalformed, Quote(sig.Algorithm), SignatureAlgorithm)
 	}
 	pub, err := ParsePublicKeyPEM([]byte(sig.PublicKey))
 	if err != nil {

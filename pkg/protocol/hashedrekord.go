@@ -178,11 +178,11 @@ func decodeHashedRekord(body []byte) (*hashedRekordBody, error) {
 	}
 	switch {
 	case b.APIVersion != hashedRekordAPIVersion:
-		return nil, fmt.Errorf("%w: hashedrekord apiVersion %q, want %q", ErrMalformed, b.APIVersion, hashedRekordAPIVersion)
+		return nil, fmt.Errorf("%w: hashedrekord apiVersion %s, want %q", ErrMalformed, Quote(b.APIVersion), hashedRekordAPIVersion)
 	case b.Kind != hashedRekordKind:
-		return nil, fmt.Errorf("%w: hashedrekord kind %q, want %q", ErrMalformed, b.Kind, hashedRekordKind)
+		return nil, fmt.Errorf("%w: hashedrekord kind %s, want %q", ErrMalformed, Quote(b.Kind), hashedRekordKind)
 	case b.Spec.Data.Hash.Algorithm != hashedRekordAlgorithm:
-		return nil, fmt.Errorf("%w: hashedrekord hash algorithm %q, want %q", ErrMalformed, b.Spec.Data.Hash.Algorithm, hashedRekordAlgorithm)
+		return nil, fmt.Errorf("%w: hashedrekord hash algorithm %s, want %q", ErrMalformed, Quote(b.Spec.Data.Hash.Algorithm), hashedRekordAlgorithm)
 	case !isHex(b.Spec.Data.Hash.Value, 2*sha512.Size):
 		return nil, fmt.Errorf("%w: hashedrekord hash value is not %d lowercase hex characters", ErrMalformed, 2*sha512.Size)
 	}
@@ -211,7 +211,7 @@ func rekordObject(raw json.RawMessage, path string, names ...string) (map[string
 				known = known || k == n
 			}
 			if !known {
-				return nil, fmt.Errorf("%w: %s has unknown member %q", ErrMalformed, path, k)
+				return nil, fmt.Errorf("%w: %s has unknown member %s", ErrMalformed, path, Quote(k))
 			}
 		}
 	}

@@ -163,7 +163,7 @@ func decodeOnePEM(text []byte, blockType string) (*pem.Block, error) {
 	case block == nil:
 		return nil, fmt.Errorf("%w: no PEM block", ErrMalformed)
 	case block.Type != blockType:
-		return nil, fmt.Errorf("%w: PEM block is %q, want %q", ErrMalformed, block.Type, blockType)
+		return nil, fmt.Errorf("%w: PEM block is %s, want %q", ErrMalformed, Quote(block.Type), blockType)
 	case len(block.Headers) != 0:
 		return nil, fmt.Errorf("%w: PEM block has headers", ErrMalformed)
 	case len(rest) != 0:

@@ -323,7 +323,7 @@ func parseReceipt(raw []byte) (*parsedReceipt, error) {
 		}
 	}
 	if !wellFormedAnchorID(r.AnchorID) {
-		return nil, fmt.Errorf("%w: anchor_id %q is not anchor-YYYYMMDD-NNN", ErrMalformed, r.AnchorID)
+		return nil, fmt.Errorf("%w: anchor_id %s is not anchor-YYYYMMDD-NNN", ErrMalformed, Quote(r.AnchorID))
 	}
 	if _, err := ParseAnchoredAt(r.AnchoredAt); err != nil {
 		return nil, err

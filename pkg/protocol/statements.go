@@ -162,7 +162,7 @@ func (w Withdrawal) VerifyAs(operatorID string, pub ed25519.PublicKey, now time.
 		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
 	}
 	if w.OperatorID != operatorID {
-		return fmt.Errorf("%w: withdrawal names operator %q, not %q", ErrKeyNotTrusted, w.OperatorID, operatorID)
+		return fmt.Errorf("%w: withdrawal names operator %s, not %q", ErrKeyNotTrusted, Quote(w.OperatorID), operatorID)
 	}
 	if err := checkStatementTime(w.At, "withdrawal at", now); err != nil {
 		return err
@@ -270,7 +270,7 @@ func checkOperatorKey(pub ed25519.PublicKey, operatorID, what string) error {
 		return fmt.Errorf("%w: Ed25519 public key is %d bytes, want %d", ErrMalformed, len(pub), ed25519.PublicKeySize)
 	}
 	if want := OperatorID(pub); operatorID != want {
-		return fmt.Errorf("%w: %s names operator %q, key is %s", ErrKeyNotTrusted, what, operatorID, want)
+		return fmt.Errorf("%w: %s names operator %s, key is %s", ErrKeyNotTrusted, what, Quote(operatorID), want)
 	}
 	return nil
 }

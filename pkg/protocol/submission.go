@@ -58,11 +58,11 @@ func readSignedHeader(signed []byte) (*ExportHeader, error) {
 		}
 		name := string(key)
 		if seen[name] || !slices.Contains(headerMembers, name) {
-			return nil, fmt.Errorf("%w: signed header must have exactly its %d members, once each: %q", ErrMalformed, len(headerMembers), name)
+			return nil, fmt.Errorf("%w: signed header must have exactly its %d members, once each: %s", ErrMalformed, len(headerMembers), Quote(name))
 		}
 		seen[name] = true
 		if err := readHeaderMember(rd, &sh, name); err != nil {
-			return nil, fmt.Errorf("%w: signed header member %q: %w", ErrMalformed, name, err)
+			return nil, fmt.Errorf("%w: signed header member %s: %w", ErrMalformed, Quote(name), err)
 		}
 	}
 	if err := rd.End(); err != nil {

@@ -32,8 +32,16 @@ func CheckObject(in []byte, depth int, names []string, values [][]byte) error {
 }
 
 // check is Check with a nesting limit, setting values for the top-level string members
-// named names.
+// named names: the fast path (fastCheck) when it can tell, and otherwise checkSlow.
 func check(in []byte, depth int, names []string, values [][]byte) error {
+	if fastCheck(in, depth, names, values) {
+		return nil
+	}
+	return checkSlow(in, depth, names, values)
+}
+
+// checkSlow is check with the tokenizer, for every text.
+func checkSlow(in []byte, depth int, names []string, values [][]byte) error {
 	c := checkers.Get().(*checker)
 	defer checkers.Put(c)
 	c.rd.ResetBytes(in)

@@ -16,7 +16,7 @@ func (r *Reader) String() (text []byte, escaped bool, err error) {
 	start := r.pos // the first byte not yet copied to out
 	out := r.scratch[:0]
 	for {
-		r.pos += scanPlain(r.buf[r.pos:])
+		r.pos += ScanPlain(r.buf[r.pos:])
 		if r.MaxToken > 0 && len(out)+r.pos-start > r.MaxToken {
 			return nil, false, r.errorf("string longer than %d bytes", r.MaxToken)
 		}
@@ -152,9 +152,10 @@ var special = func() (t [256]bool) {
 	return t
 }()
 
-// scanPlain returns the index of the first special byte of b, or len(b). It tests eight
+// ScanPlain returns the index of the first special byte of b (a quote, a backslash, a
+// control character or a byte of multi-byte UTF-8), or len(b). It tests eight
 // bytes at a time: hex, base64 and most text have none.
-func scanPlain(b []byte) int {
+func ScanPlain(b []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(b); i += 8 {

@@ -11,7 +11,7 @@ func BenchmarkScanPlain(b *testing.B) {
 	s := []byte(strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0123456789+/", 40) + `"`)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		if scanPlain(s) != len(s)-1 {
+		if ScanPlain(s) != len(s)-1 {
 			b.Fatal("wrong index")
 		}
 	}
