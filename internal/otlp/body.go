@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // The media types of the two OTLP/HTTP encodings.
@@ -32,7 +34,7 @@ const (
 func encodingOf(contentType string) (encoding, error) {
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return 0, fmt.Errorf("unsupported Content-Type %q (send %s or %s): %w", contentType, contentTypeProtobuf, contentTypeJSON, err)
+		return 0, fmt.Errorf("unsupported Content-Type %s (send %s or %s): %w", protocol.Quote(contentType), contentTypeProtobuf, contentTypeJSON, err)
 	}
 	switch mediaType {
 	case contentTypeProtobuf:
@@ -40,7 +42,7 @@ func encodingOf(contentType string) (encoding, error) {
 	case contentTypeJSON:
 		return encodingJSON, nil
 	}
-	return 0, fmt.Errorf("unsupported Content-Type %q: send %s or %s", contentType, contentTypeProtobuf, contentTypeJSON)
+	return 0, fmt.Errorf("unsupported Content-Type %s: send %s or %s", protocol.Quote(contentType), contentTypeProtobuf, contentTypeJSON)
 }
 
 // contentType is the media type of e.
@@ -86,7 +88,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *bytes.Bu
 	case "gzip", "x-gzip":
 		gzipped = true
 	default:
-		return fmt.Errorf("%w %q: send the body uncompressed or gzip-compressed", errUnsupportedEncoding, ce)
+		return fmt.Errorf("%w %s: send the body uncompressed or gzip-compressed", errUnsupportedEncoding, protocol.Quote(ce))
 	}
 	if r.ContentLength > limit {
 		return fmt.Errorf("%w: Content-Length %d exceeds the limit of %d bytes", errTooLarge, r.ContentLength, limit)

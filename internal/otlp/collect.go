@@ -39,7 +39,7 @@ func (h *Handler) collect(td ptrace.Traces) ([]protocol.SpanBody, *rejections) {
 		for i := lo; i < hi; i++ {
 			body, err := SpanBody(spans[i])
 			if err != nil {
-				errs[i] = fmt.Errorf("%w %q: %w", chain.ErrInvalidSpan, spans[i].Name(), err)
+				errs[i] = fmt.Errorf("%w %s: %w", chain.ErrInvalidSpan, protocol.Quote(spans[i].Name()), err)
 				continue
 			}
 			bodies[i], errs[i] = body, checkFields(body)
@@ -85,9 +85,9 @@ func checkFields(body protocol.SpanBody) error {
 	const zeroTraceID, zeroSpanID = "00000000000000000000000000000000", "0000000000000000"
 	switch {
 	case body.TraceID == zeroTraceID:
-		return fmt.Errorf("%w %q: trace_id is all zeros", chain.ErrInvalidSpan, body.Name)
+		return fmt.Errorf("%w %s: trace_id is all zeros", chain.ErrInvalidSpan, protocol.Quote(body.Name))
 	case body.SpanID == zeroSpanID:
-		return fmt.Errorf("%w %q: span_id is all zeros", chain.ErrInvalidSpan, body.Name)
+		return fmt.Errorf("%w %s: span_id is all zeros", chain.ErrInvalidSpan, protocol.Quote(body.Name))
 	}
 	return chain.ValidateSpanFields(body)
 }

@@ -71,7 +71,7 @@ func attributeMap(m pcommon.Map, depth int) (map[string]any, error) {
 		jv, err := attributeValue(v, depth+1)
 		if err != nil {
 			if depth == 1 {
-				err = fmt.Errorf("attribute %q: %w", k, err)
+				err = fmt.Errorf("attribute %s: %w", protocol.Quote(k), err)
 			}
 			return nil, err
 		}

@@ -270,7 +270,7 @@ func (e *Entry) checkShape() error {
 func (e *Entry) checkIDs() error {
 	switch {
 	case !isDecimal(e.TimestampNS):
-		return fmt.Errorf("timestamp_ns %q is not a decimal integer", e.TimestampNS)
+		return fmt.Errorf("timestamp_ns %s is not a decimal integer", Quote(e.TimestampNS))
 	case !isHex(e.TraceID, 32):
 		return fmt.Errorf("trace_id must be 32 lowercase hex characters")
 	case !isHex(e.SpanID, 16):
