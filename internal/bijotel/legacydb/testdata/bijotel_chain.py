@@ -15,62 +15,23 @@ equals RFC 8785 (JCS), which the original uses.
 
 import hashlib
 import hmac
-import json
 import os
-import sqlite3
 import sys
 
-GENESIS_HASH = "0" * 64
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS chain (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    timestamp_ns INTEGER NOT NULL,
-    trace_id TEXT NOT NULL,
-    span_id TEXT NOT NULL,
-    span_name TEXT NOT NULL,
-    span_kind TEXT,
-    canonical_body BLOB NOT NULL,
-    canonical_hash TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hmac_hash TEXT NOT NULL,
-    semantic_body_hash TEXT
-);
-CREATE INDEX IF NOT EXISTS idx_chain_trace  ON chain(trace_id);
-CREATE INDEX IF NOT EXISTS idx_chain_semhash ON chain(semantic_body_hash);
-"""
+# The schema, the pragmas and the tamper step are the re-stated original's, shared with
+# make bench-compare (hack/bijotel_restated.py).
+sys.dont_write_bytecode = True  # nothing written beside hack/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "hack"))
+from bijotel_restated import GENESIS_HASH, SEAL_SQL, cmd_tamper, connect, init_chain_db, jcs  # noqa: E402
 
 BASE_TIME_NS = 1781492405_123456789  # beyond 2**53: must never pass through a float
-
-
-def connect(path):
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout=5000")
-    return conn
-
-
-def init_chain_db(path):
-    conn = connect(path)
-    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-        conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("BEGIN IMMEDIATE")
-    for stmt in SCHEMA.split(";"):
-        if stmt.strip():
-            conn.execute(stmt)
-    conn.execute("COMMIT")
-    os.chmod(path, 0o600)
-    return conn
-
-
-def canonical(obj):
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def body(i):
     end = BASE_TIME_NS + i * 1_000_000_007
     if i % 4 == 3:  # append_event: any dict, default columns
         event = {"event": "policy.deny", "n": i, "actor": "ops@example.org", "big": 2**53 - 1}
-        return canonical(event), end, "0" * 32, "0" * 16, "audit.event", None
+        return jcs(event), end, "0" * 32, "0" * 16, "audit.event", None
     span = {
         "name": "chat claude-sonnet-4",
         "kind": "CLIENT",
@@ -85,7 +46,7 @@ def body(i):
         "start_time_ns": str(end - 850_000_000),
         "end_time_ns": str(end),
     }
-    return canonical(span), end, format(0xABC000 + i, "032x"), format(0x5000 + i, "016x"), span["name"], "CLIENT"
+    return jcs(span), end, format(0xABC000 + i, "032x"), format(0x5000 + i, "016x"), span["name"], "CLIENT"
 
 
 def seal(conn, secret, i):
@@ -97,11 +58,7 @@ def seal(conn, secret, i):
     prev_hash = row[0] if row else GENESIS_HASH
     hmac_hash = hmac.new(secret, (prev_hash + canonical_hash).encode("ascii"), hashlib.sha256).hexdigest()
     semantic = hashlib.sha256(b"semantic:" + canonical_body).hexdigest() if kind else None
-    conn.execute(
-        "INSERT INTO chain (timestamp_ns, trace_id, span_id, span_name, span_kind, canonical_body,"
-        " canonical_hash, prev_hash, hmac_hash, semantic_body_hash) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (ts, trace_id, span_id, name, kind, canonical_body, canonical_hash, prev_hash, hmac_hash, semantic),
-    )
+    conn.execute(SEAL_SQL, (ts, trace_id, span_id, name, kind, canonical_body, canonical_hash, prev_hash, hmac_hash, semantic))
     conn.execute("COMMIT")
 
 
@@ -113,12 +70,7 @@ def main(argv):
             seal(conn, secret, i)
         conn.close()
     elif len(argv) == 4 and argv[1] == "tamper":
-        conn = connect(argv[2])
-        seq = int(argv[3])
-        b = bytearray(conn.execute("SELECT canonical_body FROM chain WHERE seq = ?", (seq,)).fetchone()[0])
-        b[len(b) // 2] ^= 1
-        conn.execute("UPDATE chain SET canonical_body = ? WHERE seq = ?", (bytes(b), seq))
-        conn.close()
+        cmd_tamper(argv[2], int(argv[3]))
     elif len(argv) == 4 and argv[1] == "trim":
         conn = connect(argv[2])
         conn.execute("DELETE FROM chain WHERE seq < ?", (int(argv[3]),))
