@@ -60,6 +60,39 @@ type SubmissionSpec struct {
 	// after the operator rotates its key.
 	// +required
 	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM"`
+
+	// sidecars are the attestation sidecars sent with the export, in the order sent:
+	// what the federation stored of each (by digest, beside the embedded log), never
+	// verified. The operator's token covered them with the export, and the spec is
+	// immutable, so none can be added later.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Sidecars []SubmissionSidecar `json:"sidecars,omitempty"`
+}
+
+// SubmissionSidecar is one attestation sidecar of a submission.
+type SubmissionSidecar struct {
+	// digest is the lowercase hex SHA-256 of the content, its name in the sidecar store.
+	// +required
+	Digest Hash `json:"digest"`
+
+	// mediaType is the media type the operator gave, in canonical form.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=127
+	MediaType string `json:"mediaType"`
+
+	// size is the content's length in bytes, at most 1 MiB.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1048576
+	Size int64 `json:"size"`
+
+	// name is the file name the operator gave, for display only (never a path).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name,omitempty"`
 }
 
 // SubmissionStatus is what the federation verified about the submission.
