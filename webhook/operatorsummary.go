@@ -51,13 +51,14 @@ type operatorSummary struct {
 
 // operatorSubmission is one accepted submission in an operator summary.
 type operatorSubmission struct {
-	SubmissionID   string  `json:"submission_id"`
-	EntryCount     int64   `json:"entry_count"`
-	FirstSeq       int64   `json:"first_seq"`
-	LastSeq        int64   `json:"last_seq"`
-	ChainSignature string  `json:"chain_signature"`
-	SubmittedAt    string  `json:"submitted_at" doc:"RFC 3339 UTC, seconds."`
-	AnchorID       *string `json:"anchor_id" doc:"The anchor that covers it; null while pending."`
+	SubmissionID   string            `json:"submission_id"`
+	EntryCount     int64             `json:"entry_count"`
+	FirstSeq       int64             `json:"first_seq"`
+	LastSeq        int64             `json:"last_seq"`
+	ChainSignature string            `json:"chain_signature"`
+	SubmittedAt    string            `json:"submitted_at" doc:"RFC 3339 UTC, seconds."`
+	AnchorID       *string           `json:"anchor_id" doc:"The anchor that covers it; null while pending."`
+	Sidecars       []operatorSidecar `json:"sidecars" doc:"The attestation sidecars sent with the export, in the order sent (none: an empty list); not verified by the federation."`
 }
 
 // operatorAnchor is one anchor in an operator summary.
@@ -214,7 +215,7 @@ func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id st
 			}
 			item := operatorSubmission{SubmissionID: cmp.Or(sub.Status.SubmissionID, sub.Name), EntryCount: sub.Spec.EntryCount,
 				FirstSeq: sub.Spec.FirstSeq, LastSeq: sub.Spec.LastSeq, ChainSignature: string(sub.Spec.ChainSignature),
-				SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339)}
+				SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339), Sidecars: sidecarItems(sub.Spec.Sidecars)}
 			if sub.Status.Anchored && sub.Status.AnchorRef != "" {
 				ref := string(sub.Status.AnchorRef)
 				item.AnchorID = &ref

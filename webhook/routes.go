@@ -80,7 +80,11 @@ func (s *Server) routes() []route {
 				"Auth: Authorization: Bearer <operator_id>.<nonce>.<signature>, the nonce <unix_seconds>-<hex SHA-256 of the body> " +
 				"(five minutes) or a challenge. The API creates the Submission sub-<16 hex of the operator ID>-<first_seq> and answers " +
 				"once the Submission controller has accepted it; a refused export is not kept. Re-sending an accepted export answers " +
-				"the same submission.",
+				"the same submission. Up to 8 attestation sidecars (at most 1 MiB each) may come with the export: as " +
+				"multipart/form-data (a part named export, parts named sidecar with their Content-Type and filename) or as JSON " +
+				"{\"export\": <export>, \"sidecars\": [{\"media_type\", \"name\", \"content_b64\"}]}; the token's hash covers the " +
+				"whole body as sent. They are stored by SHA-256 and listed on the operator's summary; a re-sent export must carry " +
+				"the same sidecars.",
 			handler: http.HandlerFunc(s.serveSubmit), request: exportBody{}, response: submitResponse{},
 			errors: submitErrors,
 		},
@@ -186,6 +190,20 @@ func (s *Server) routes() []route {
 			method: http.MethodGet, path: "/assets/{name}", page: true,
 			summary: "The public page's stylesheet and script",
 			handler: http.HandlerFunc(servePageAsset),
+		},
+		{
+			method: http.MethodGet, path: "/federation/sidecar/{sha256}",
+			summary: "An attestation sidecar",
+			description: "The content of a sidecar an accepted submission carries, checked against its SHA-256 as it is read, under " +
+				"the media type recorded with it, as an attachment no browser renders: X-Content-Type-Options: nosniff, " +
+				"Content-Security-Policy: default-src 'none'; sandbox, and a type a browser could render as a document (HTML, XML, " +
+				"SVG, script) sent as application/octet-stream. The federation does not verify what a sidecar says.",
+			handler: http.HandlerFunc(s.serveSidecar),
+			params:  []paramDoc{{in: "path", name: "sha256", description: "The sidecar's SHA-256, 64 lowercase hex digits."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_digest"}, "The digest is not 64 lowercase hex digits."},
+				{http.StatusNotFound, []string{"sidecar_not_found"}, "No accepted submission of this federation carries a sidecar of this digest; adds \"sha256\"."},
+			},
 		},
 		receiptsRoute(s, "/federation/receipts"),
 		receiptsRoute(s, "/receipts"),

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cairn-dev/cairn/internal/version"
+	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
 
 // Defaults of Options.
@@ -77,6 +78,9 @@ type Options struct {
 	// (controllers.Options.LogDir): GET /federation/log/... serves the Federation's from
 	// LogDir/<namespace>/<name>. Empty: the log is not served.
 	LogDir string
+	// SidecarDir is the directory of the attestation sidecars' store (pkg/sidecar), on the
+	// volume every replica mounts. Empty: submissions with sidecars are answered 503.
+	SidecarDir string
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the HTTP server's
 	// (http.Server's fields of the same names) when it runs as a Runnable; 0 means
 	// DefaultReadHeaderTimeout and the others.
@@ -103,6 +107,8 @@ type Server struct {
 	// IdleTimeout with the defaults applied.
 	timeouts httpTimeouts
 	logDir   string
+	// sidecars is the sidecar store; nil without Options.SidecarDir.
+	sidecars *sidecar.Store
 	version  version.Info
 	log      *slog.Logger
 	// pageRows is how many rows of each table the public page shows (pageSize; tests
@@ -126,6 +132,9 @@ func New(o Options) (*Server, error) {
 		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger, pageRows: pageSize}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if o.SidecarDir != "" {
+		s.sidecars = sidecar.NewStore(o.SidecarDir)
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes

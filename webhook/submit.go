@@ -51,18 +51,23 @@ func (s *Server) serveSubmit(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "authenticate a submission", err)
 		return
 	}
-	report, err := readExport(r.Body, auth)
+	report, held, err := readExport(r.Body, r.Header.Get("Content-Type"), auth)
 	if err != nil {
 		s.fail(ctx, w, "read an export", err)
 		return
 	}
-	sub, err := s.land(ctx, auth.operator, report)
+	sidecars, err := s.storeSidecars(held)
+	if err != nil {
+		s.fail(ctx, w, "store sidecars", err)
+		return
+	}
+	sub, err := s.land(ctx, auth.operator, report, sidecars)
 	if err != nil {
 		s.fail(ctx, w, "record a submission", err)
 		return
 	}
 	s.log.InfoContext(ctx, "Accepted a submission through the API", "operatorID", auth.ID(), "submission", sub.Name,
-		"firstSeq", sub.Spec.FirstSeq, "lastSeq", sub.Spec.LastSeq, "entries", report.Entries)
+		"firstSeq", sub.Spec.FirstSeq, "lastSeq", sub.Spec.LastSeq, "entries", report.Entries, "sidecars", len(sidecars))
 	writeJSON(w, http.StatusOK, submitResponse{
 		SubmissionID: sub.Name, OperatorID: string(sub.Spec.OperatorID), Verified: sub.Status.Ed25519Verified,
 		EntryCount: sub.Spec.EntryCount, FirstSeq: sub.Spec.FirstSeq, LastSeq: sub.Spec.LastSeq,
@@ -92,37 +97,51 @@ func withdrawnError(id string) *apiError {
 		message: "operator " + id + " has withdrawn from the federation", extra: map[string]any{"operator_id": id}}
 }
 
-// readExport reads the body as a stream, hashing it as it goes, and verifies it with
-// protocol.VerifyExport under the operator's current key. The token is finished
+// readExport reads the body as a stream, hashing it as it goes, and verifies the export
+// in it with protocol.VerifyExport under the operator's current key; the sidecars beside
+// it are read by the body's form (sidecar_read.go). The token is finished
 // (auth.checkBody) before any verdict about the export is given: a body the token does
-// not bind gets 401 whatever it holds. Errors: 413 body_too_large (even mid-stream), 401
-// from the token, 400 malformed_json for input that is not a well-formed export, 422
-// export_verification_failed for one that does not verify.
-func readExport(body io.Reader, auth *operatorAuth) (*protocol.ExportReport, error) {
+// not bind gets 401 whatever it holds; only the sidecar limits are answered before it.
+// Errors: 413 body_too_large (even mid-stream), 401 from the token, 400 malformed_json
+// for input that is not a well-formed export, 422 export_verification_failed for one
+// that does not verify, and the sidecar errors of sidecarErrors.
+func readExport(body io.Reader, contentType string, auth *operatorAuth) (*protocol.ExportReport, []heldSidecar, error) {
+	parse, err := parserFor(contentType, auth)
+	if err != nil {
+		return nil, nil, err
+	}
 	src := &readRecorder{r: body}
 	digest := sha256.New()
-	report, verr := protocol.VerifyExport(io.TeeReader(src, digest), protocol.VerifyOptions{PublicKey: currentPub(auth.operator)})
+	report, sidecars, verr := parse(io.TeeReader(src, digest))
+	var limit limitError
+	if errors.As(verr, &limit) && src.err == nil {
+		return nil, nil, limit.apiError
+	}
 	if src.err == nil {
-		// VerifyExport stops at the first malformed byte; the token covers the whole body.
+		// The reader stops at the first malformed byte; the token covers the whole body.
 		_, _ = io.Copy(digest, src)
 	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(src.err, &tooBig):
-		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
+		return nil, nil, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
 			message: fmt.Sprintf("the request body is over %d bytes", tooBig.Limit)}
 	case src.err != nil:
-		return nil, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body could not be read to its end"}
+		return nil, nil, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body could not be read to its end"}
 	}
 	var sum [sha256.Size]byte
 	digest.Sum(sum[:0])
 	if err := auth.checkBody(sum); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var answer *apiError
+	if errors.As(verr, &answer) {
+		return nil, nil, answer
 	}
 	if verr != nil {
-		return nil, exportError(report, verr)
+		return nil, nil, exportError(report, verr)
 	}
-	return report, nil
+	return report, sidecars, nil
 }
 
 // exportError maps VerifyExport's error: ErrMalformed is 400 malformed_json, anything
@@ -177,6 +196,10 @@ var submitErrors = append(append([]errorDoc{
 	{http.StatusUnprocessableEntity, []string{"entry_count_regression"}, "entry_count is below that of the operator's last accepted submission; adds \"expected_min_entry_count\", \"got_entry_count\", \"previous_submission_id\"."},
 	{http.StatusUnprocessableEntity, []string{"submission_rejected"}, "The Submission controller refused the export for another reason; adds \"reason\", its condition reason."},
 	{http.StatusTooManyRequests, []string{"pending_limit_exceeded"}, "The operator already has the Federation's maxPendingPerOperator submissions waiting for a cross-anchor; Retry-After is the anchor interval."},
+	{http.StatusBadRequest, []string{"too_many_sidecars", "invalid_sidecar", "malformed_multipart"}, "More than 8 sidecars (adds \"max_sidecars\"), a sidecar whose media type does not parse or whose content_b64 is not base64 (adds \"index\"), or a multipart body without one export part or with a part of another name."},
+	{http.StatusRequestEntityTooLarge, []string{"sidecar_too_large", "multipart_framing_too_large"}, "A sidecar is over 1 MiB decoded (adds \"index\", \"max_bytes\"), or the multipart boundaries and part headers are over 64 KiB; answered before the rest of the body is read."},
+	{http.StatusConflict, []string{"sidecars_immutable"}, "The export was already recorded with other sidecars; adds \"submission_id\"."},
+	{http.StatusServiceUnavailable, []string{"sidecars_not_configured"}, "The federation has no sidecar directory."},
 	{http.StatusGatewayTimeout, []string{"submission_pending"}, "The controller gave no verdict in time; it may still, and re-sending the export answers it."},
 }, tokenErrors...), bodyErrors...)
 

@@ -47,7 +47,7 @@ var errGone = errors.New("the submission was deleted")
 
 // land records report's export for operator fo and returns its accepted Submission, or
 // the refusal as an answer.
-func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report *protocol.ExportReport) (*fv1.Submission, error) {
+func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report *protocol.ExportReport, sidecars []fv1.SubmissionSidecar) (*fv1.Submission, error) {
 	ctx, cancel := context.WithTimeout(parent, s.regTimeout)
 	defer cancel()
 	key := fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1].PublicKeyPEM
@@ -55,6 +55,7 @@ func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: submissionName(fo.Status.OperatorID, report.Header.FirstSeq)},
 		Spec:       controllers.SubmissionSpecFor(fo.Status.OperatorID, key, report.Envelope),
 	}
+	want.Spec.Sidecars = sidecars
 	// The controller's own header check, before anything is written.
 	if reason, _, msg := controllers.VerifySubmissionHeader(&want.Spec, currentPub(fo)); reason != "" {
 		return nil, &apiError{status: http.StatusUnprocessableEntity, code: "export_verification_failed",
@@ -62,6 +63,9 @@ func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report
 	}
 	for {
 		sub, err := s.createOrFind(ctx, want)
+		if err == nil && sameExport(&sub.Spec, &want.Spec) && !equality.Semantic.DeepEqual(sub.Spec.Sidecars, want.Spec.Sidecars) {
+			return nil, sidecarsImmutable(sub)
+		}
 		if err == nil && equality.Semantic.DeepEqual(sub.Spec, want.Spec) {
 			sub, err = s.awaitSubmission(ctx, sub)
 			if err == nil {

@@ -39,6 +39,7 @@ var Vars = []Var{
 	{Name: "CAIRN_FEDERATION_RATE_LIMIT", Flag: "federation-rate-limit", Description: "requests a second one client address may send the federation API; negative: no limit"},
 	{Name: "CAIRN_FEDERATION_OPERATOR_RATE_LIMIT", Flag: "federation-operator-rate-limit", Description: "authenticated requests a second one operator may send the federation API; negative: no limit"},
 	{Name: "CAIRN_LOG_DIR", Flag: "log-dir", Description: "directory of the embedded transparency logs"},
+	{Name: "CAIRN_SIDECAR_DIR", Flag: "sidecar-dir", Description: "directory of the submissions' attestation sidecars; unset: <log-dir>/_sidecars"},
 	{Name: "CAIRN_ENABLE_WEBHOOKS", Flag: "enable-webhooks", Description: "serve the manager's validating admission webhooks"},
 	{Name: "CAIRN_WEBHOOK_PORT", Flag: "webhook-port", Description: "port of the manager's admission webhooks"},
 	{Name: "CAIRN_WEBHOOK_CERT_DIR", Flag: "webhook-cert-dir", Description: "directory of the admission webhooks' tls.crt and tls.key"},

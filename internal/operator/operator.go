@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,10 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LogDir holds the embedded transparency logs (a PersistentVolume in a cluster).
 	LogDir string
+	// SidecarDir holds the attestation sidecars of submissions (pkg/sidecar), on a volume
+	// every replica mounts; empty means LogDir/_sidecars (a name no namespace, so no
+	// Federation's log directory, can have).
+	SidecarDir string
 	// FederationBindAddress serves the federation API (/federation/*) on every replica;
 	// "0" disables it.
 	FederationBindAddress string
@@ -132,6 +137,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"namespace of the leader election Lease (default: the manager's namespace)")
 	fs.StringVar(&o.LogDir, "log-dir", o.LogDir,
 		"directory of the embedded transparency logs, one per Federation (a persistent volume)")
+	fs.StringVar(&o.SidecarDir, "sidecar-dir", o.SidecarDir,
+		"directory of the submissions' attestation sidecars, on a volume every replica mounts (default: <log-dir>/_sidecars)")
 	fs.BoolVar(&o.Webhooks.Enable, "enable-webhooks", o.Webhooks.Enable,
 		"serve the validating admission webhooks of FederationOperators and Submissions (needs a serving certificate)")
 	fs.IntVar(&o.Webhooks.Port, "webhook-port", o.Webhooks.Port, "port the admission webhooks listen on")
@@ -149,6 +156,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"requests a second one client address may send the federation API on average, past which it answers 429 (negative: no limit)")
 	fs.Float64Var(&o.FederationOperatorRateLimit, "federation-operator-rate-limit", o.FederationOperatorRateLimit,
 		"authenticated requests a second one operator may send the federation API on average, past which it answers 429 (negative: no limit)")
+}
+
+// sidecarDir is SidecarDir, or LogDir/_sidecars by default ("" without a LogDir).
+func (o *Options) sidecarDir() string {
+	if o.SidecarDir != "" || o.LogDir == "" {
+		return o.SidecarDir
+	}
+	return filepath.Join(o.LogDir, "_sidecars")
 }
 
 // federationName parses Federation.
@@ -287,7 +302,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 		return err
 	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
-		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, Now: o.Now,
+		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, SidecarDir: o.sidecarDir(), Now: o.Now,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit})
 	if err != nil {
 		return err
