@@ -268,7 +268,11 @@ func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions) (*protocol.Expor
 				return nil, nil, bad(`duplicate member "export"`)
 			}
 			sawExp = true
-			end := &valueEnd{r: io.MultiReader(dec.Buffered(), br)}
+			src := bufio.NewReader(io.MultiReader(dec.Buffered(), br))
+			if err := skipColon(src); err != nil {
+				return nil, nil, bad(err.Error())
+			}
+			end := &valueEnd{r: src}
 			report, err = protocol.VerifyExport(end, opts)
 			if err != nil {
 				return report, nil, err
@@ -278,7 +282,7 @@ func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions) (*protocol.Expor
 			}
 			// Go on decoding after the export's object: a decoder of what is left, set
 			// back inside the wrapper by a stand-in first member.
-			rest.r = io.MultiReader(bytes.NewReader(end.rest), br)
+			rest.r = io.MultiReader(bytes.NewReader(end.rest), src)
 			dec = json.NewDecoder(io.MultiReader(strings.NewReader(`{"export":null`), rest))
 			for range 3 {
 				if _, err := dec.Token(); err != nil {
@@ -307,6 +311,22 @@ func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions) (*protocol.Expor
 		return nil, nil, bad(`no "export" member`)
 	}
 	return report, sidecars, nil
+}
+
+// skipColon reads the whitespace and the ':' between a member's key (which the decoder
+// returned) and its value.
+func skipColon(r *bufio.Reader) error {
+	for {
+		c, err := r.ReadByte()
+		switch {
+		case err != nil:
+			return err
+		case c == ':':
+			return nil
+		case c != ' ' && c != '\t' && c != '\r' && c != '\n':
+			return fmt.Errorf("want ':' after \"export\", got %q", c)
+		}
+	}
 }
 
 // budgetOr is err's limitError if it carries one, else other.
