@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -37,6 +38,8 @@ type request struct {
 	size   int64
 	digest [sha256.Size]byte
 	auth   authKind
+	// contentType is the body's; empty means application/json.
+	contentType string
 }
 
 // do sends req, retrying under the client's policy, and decodes a 2xx JSON answer into
@@ -155,7 +158,7 @@ func (c *Client) newHTTPRequest(ctx context.Context, req request) (*http.Request
 		hreq.ContentLength = req.size
 	}
 	if req.body != nil || req.stream != nil {
-		hreq.Header.Set("Content-Type", "application/json")
+		hreq.Header.Set("Content-Type", cmp.Or(req.contentType, "application/json"))
 	}
 	switch req.auth {
 	case authOperator:

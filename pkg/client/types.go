@@ -167,6 +167,16 @@ type OperatorSubmission struct {
 	ChainSignature string  `json:"chain_signature"`
 	SubmittedAt    string  `json:"submitted_at"`
 	AnchorID       *string `json:"anchor_id"`
+	// Sidecars are the attestation sidecars sent with the export, in the order sent.
+	Sidecars []SidecarRef `json:"sidecars"`
+}
+
+// SidecarRef is what an operator summary lists of one sidecar; Client.Sidecar fetches it.
+type SidecarRef struct {
+	SHA256    string `json:"sha256"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
+	Name      string `json:"name"`
 }
 
 // OperatorAnchor is one anchor in an OperatorSummary.
