@@ -30,6 +30,7 @@ type submitOptions struct {
 	saveExport  string
 	withEntries bool
 	dryRun      bool
+	sidecars    []string
 }
 
 func newFederationSubmitCommand(fo *federationOptions) *cobra.Command {
@@ -47,6 +48,12 @@ leaves this machine; --save-export keeps the export sent.
 The export is streamed from disk, never held in memory, with a progress bar on a terminal.
 A refused export prints the federation's reasons; for a continuity violation, the hash the
 federation expected, the one the export starts from, and its hint.
+
+--sidecar FILE[:media/type] sends an attestation sidecar with the export (an in-toto
+statement, a model card, an evaluation report): up to 8, at most 1 MiB each, the media type
+guessed from the file's extension when not given (application/octet-stream otherwise). The
+export and its sidecars go as one multipart request, all of it bound by the token; the
+federation stores and lists them, but does not verify them, and they cannot be added later.
 
 --dry-run posts nothing: it prints the header that would be sent (with --db it still asks
 the federation for the last accepted seq, a read).
@@ -67,6 +74,7 @@ be reached; 2 the arguments are wrong.`,
 	f.StringVar(&o.saveExport, "save-export", "", "with --db: keep the export sent in this file")
 	f.BoolVar(&o.withEntries, "with-entries", false, "with --db: include the entries, not only the signed header")
 	f.BoolVar(&o.dryRun, "dry-run", false, "post nothing: print the header that would be sent")
+	f.StringArrayVar(&o.sidecars, "sidecar", nil, "FILE[:media/type]: an attestation sidecar to send with the export (repeatable, at most 8 of 1 MiB)")
 	return cmd
 }
 
@@ -79,6 +87,10 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return usageError{errors.New("give --export PATH (a file cairn export wrote) or --db chain.db")}
 	case !fromDB && (o.saveExport != "" || o.withEntries):
 		return usageError{errors.New("--save-export and --with-entries go with --db")}
+	}
+	sidecars, err := readSidecarFlags(o.sidecars)
+	if err != nil {
+		return err
 	}
 	s, err := fo.connect(cmd, &o.operator)
 	if err != nil {
@@ -100,7 +112,7 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.dryRun {
 		return printDryRunSubmit(cmd.OutOrStdout(), path, op)
 	}
-	res, err := sendExport(ctx, cmd.ErrOrStderr(), c, path)
+	res, err := sendExport(ctx, cmd.ErrOrStderr(), c, path, sidecars)
 	if err != nil {
 		return reportRefusal(cmd.ErrOrStderr(), err)
 	}
@@ -183,7 +195,7 @@ func lastAcceptedSeq(ctx context.Context, c *client.Client, id string) (int64, e
 
 // sendExport streams the export file at path to the federation, with a progress bar on
 // a terminal.
-func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path string) (*client.SubmitResult, error) {
+func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path string, sidecars []client.Sidecar) (*client.SubmitResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -199,7 +211,7 @@ func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path st
 	if bar != nil {
 		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.update}
 	}
-	return c.SubmitStream(ctx, body, info.Size())
+	return c.SubmitWithSidecars(ctx, body, info.Size(), sidecars)
 }
 
 // countingReadSeeker reports how far its reader has been read.
