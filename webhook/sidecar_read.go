@@ -396,11 +396,12 @@ func (v *valueEnd) Read(p []byte) (int, error) {
 		c := p[i]
 		switch {
 		case v.inString:
-			if v.escaped {
+			switch {
+			case v.escaped:
 				v.escaped = false
-			} else if c == '\\' {
+			case c == '\\':
 				v.escaped = true
-			} else if c == '"' {
+			case c == '"':
 				v.inString = false
 			}
 		case c == '"':

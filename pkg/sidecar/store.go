@@ -78,7 +78,7 @@ func writeAtomic(dir, path string, content []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	return d.Sync()
 }
 
@@ -94,7 +94,7 @@ func (s *Store) Get(digest string) ([]byte, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("sidecar store: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	content, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("sidecar store: %w", err)
