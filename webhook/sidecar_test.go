@@ -8,6 +8,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -169,6 +171,37 @@ var _ = Describe("Attestation sidecars", func() {
 			"the stored file of a refused request is not served")
 		Expect(strings.Join(sidecarFiles(dir), " ")).To(ContainSubstring(sidecar.Digest(extra.content)),
 			"a sidecar is stored before the controller's verdict, so a refused one stays behind, unserved")
+	})
+
+	It("reads the JSON form with the sidecars before the export", func() {
+		s := submitServer(Options{SidecarDir: GinkgoT().TempDir()})
+		r := registered(s, "Order Org")
+		c := newChain(r.key, "order", 5)
+		body := []byte(" {\n \"sidecars\" : [{\"media_type\": \"text/plain\", \"name\": \"n.txt\", \"content_b64\": \"aGk=\"}] ,\n \"export\" :\n" +
+			string(c.export(1, 5, exportTime())) + " }\n")
+		a := submitBody(s, bodyToken(r.key, body), "application/json", bytes.NewReader(body))
+		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+		Expect(listed(s, r, subName(r, 1))).To(ConsistOf(HaveKeyWithValue("sha256", sidecar.Digest([]byte("hi")))))
+	})
+
+	It("has the API server refuse a ninth sidecar or a malformed digest written directly", func() {
+		spec := submissionsOf(idOf(registered(submitServer(Options{}), "CEL Org")))
+		Expect(spec).To(BeEmpty())
+		sc := fv1.SubmissionSidecar{Digest: fv1.Hash(strings.Repeat("a", 64)), MediaType: "text/plain", Size: 1}
+		for name, scs := range map[string][]fv1.SubmissionSidecar{
+			"nine":   {sc, sc, sc, sc, sc, sc, sc, sc, sc},
+			"digest": {{Digest: "../../etc/passwd", MediaType: "text/plain", Size: 1}},
+			"size":   {{Digest: sc.Digest, MediaType: "text/plain", Size: 1<<20 + 1}},
+		} {
+			sub := &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: submitFed().key.Namespace, Name: "cel-" + name},
+				Spec: fv1.SubmissionSpec{OperatorID: "op_0000000000000000", ChainSignature: fv1.Hash(strings.Repeat("1", 64)),
+					EntryCount: 1, FirstSeq: 1, LastSeq: 1, FirstPrevHash: fv1.Hash(strings.Repeat("0", 64)),
+					LastHMACHash: fv1.Hash(strings.Repeat("2", 64)), ExportedAt: "2026-11-24T07:00:00Z", SignedHeader: "{}",
+					Signature: fv1.Signature(strings.Repeat("A", 86) + "=="), PublicKeyPEM: "x", Sidecars: scs}}
+			err := k8sClient.Create(ctx, sub)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", name, err)
+			Expect(err.Error()).To(ContainSubstring("spec.sidecars"), name)
+		}
 	})
 
 	It("answers 503 to sidecars when the federation has no sidecar directory", func() {
