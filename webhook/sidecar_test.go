@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	cairnclient "github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
 
@@ -171,6 +173,32 @@ var _ = Describe("Attestation sidecars", func() {
 			"the stored file of a refused request is not served")
 		Expect(strings.Join(sidecarFiles(dir), " ")).To(ContainSubstring(sidecar.Digest(extra.content)),
 			"a sidecar is stored before the controller's verdict, so a refused one stays behind, unserved")
+	})
+
+	It("takes the Go client's multipart body, and the client fetches and checks each sidecar", func() {
+		dir := GinkgoT().TempDir()
+		s := submitServer(Options{SidecarDir: dir})
+		r := registered(s, "Client Org")
+		c := newChain(r.key, "client", 5)
+		srv := httptest.NewServer(s)
+		DeferCleanup(srv.Close)
+		cl, err := cairnclient.New(srv.URL, cairnclient.WithOperator(idOf(r), r.key))
+		Expect(err).NotTo(HaveOccurred())
+		export := c.export(1, 5, exportTime())
+		own := cairnclient.Sidecar{MediaType: "application/vnd.in-toto+json", Name: "../statement.json", Content: []byte("client statement of " + idOf(r))}
+		res, err := cl.SubmitWithSidecars(ctx, bytes.NewReader(export), int64(len(export)), []cairnclient.Sidecar{own, {Name: "card.md", Content: card.content}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.SubmissionID).To(Equal(subName(r, 1)))
+		sum, err := cl.Operator(ctx, idOf(r), cairnclient.PageOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sum.Submissions).To(HaveLen(1))
+		Expect(sum.Submissions[0].Sidecars).To(Equal([]cairnclient.SidecarRef{
+			{SHA256: sidecar.Digest(own.Content), MediaType: own.MediaType, Size: int64(len(own.Content)), Name: "statement.json"},
+			{SHA256: sidecar.Digest(card.content), MediaType: "application/octet-stream", Size: int64(len(card.content)), Name: "card.md"},
+		}))
+		got, err := cl.Sidecar(ctx, sidecar.Digest(own.Content))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(own.Content))
 	})
 
 	It("reads the JSON form with the sidecars before the export", func() {
