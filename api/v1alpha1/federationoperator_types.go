@@ -175,6 +175,13 @@ type FederationOperatorStatus struct {
 	// +optional
 	WithdrawalLogEntry *LogEntry `json:"withdrawalLogEntry,omitempty"`
 
+	// suspensions lists the operator's suspensions and resumptions, oldest first, each
+	// with its log entry; the controller keeps the last 64 (the log keeps them all).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Suspensions []SuspensionRecord `json:"suspensions,omitempty"`
+
 	// head is the last accepted submission.
 	// +optional
 	Head *SubmissionHead `json:"head,omitempty"`
