@@ -189,3 +189,52 @@ var suspensionErrors = append([]errorDoc{
 	{http.StatusServiceUnavailable, []string{"federation_not_ready", "admin_token_not_configured"}, "The Federation or its admin Secret is not ready."},
 	{http.StatusGatewayTimeout, []string{"suspension_pending"}, "The controller did not apply and log the change in time; it may still."},
 }, bodyErrors...)
+
+// operatorSuspension is the suspension an operator summary shows.
+type operatorSuspension struct {
+	Reason      string   `json:"reason" doc:"The suspension's reason (both lists', joined with \"; \")."`
+	SuspendedBy []string `json:"suspended_by" doc:"gitops (spec.suspendedOperators), api (status.apiSuspensions), or both."`
+}
+
+// suspensionEntry is one logged suspension or resumption in an operator summary.
+type suspensionEntry struct {
+	Action       string  `json:"action" doc:"Suspend or Resume."`
+	At           string  `json:"at" doc:"When the controller applied it, RFC 3339 UTC seconds, as logged."`
+	Reason       string  `json:"reason,omitempty" doc:"The suspension's reason; absent for a resumption."`
+	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The record's index in the federation's transparency log; null until logged."`
+	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the record, when it names one."`
+}
+
+// summarizeSuspension fills sum's phase, suspension and records: whether an Active or
+// Suspended operator is suspended is the Federation's to say, not fo's status.
+func summarizeSuspension(sum *operatorSummary, fed *fv1.Federation, fo *fv1.FederationOperator) {
+	sum.Suspensions = []suspensionEntry{}
+	for _, rec := range fo.Status.Suspensions {
+		e := suspensionEntry{Action: string(rec.Action), At: string(rec.At), Reason: rec.Reason}
+		if l := rec.LogEntry; l != nil {
+			index := l.LogIndex
+			e.TLogLogIndex = &index
+			if l.URL != "" {
+				url := l.URL
+				e.TLogURL = &url
+			}
+		}
+		sum.Suspensions = append(sum.Suspensions, e)
+	}
+	sum.Phase = shownPhase(fed, fo)
+	if reason, sources := fed.Suspension(fo.Status.OperatorID); len(sources) > 0 && sum.Phase == string(fv1.PhaseSuspended) {
+		sum.Suspension = &operatorSuspension{Reason: reason, SuspendedBy: sources}
+	}
+}
+
+// shownPhase is fo's phase as the API shows it: Active or Suspended as fed's suspension
+// lists decide for an operator whose status says either, else its status's phase.
+func shownPhase(fed *fv1.Federation, fo *fv1.FederationOperator) string {
+	if fo.Status.Phase != fv1.PhaseActive && fo.Status.Phase != fv1.PhaseSuspended {
+		return string(fo.Status.Phase)
+	}
+	if _, sources := fed.Suspension(fo.Status.OperatorID); len(sources) > 0 {
+		return string(fv1.PhaseSuspended)
+	}
+	return string(fv1.PhaseActive)
+}
