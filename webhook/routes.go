@@ -122,6 +122,7 @@ func (s *Server) routes() []route {
 				"either suspends) and answers once the controller has made it Suspended and logged the record. Its submissions " +
 				"get 403 operator_suspended and anchor runs leave it out; idempotent while the API suspends it.",
 			handler: http.HandlerFunc(s.serveSuspend), request: suspendRequest{}, response: suspensionResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
 			errors: suspensionErrors,
 		},
 		{
@@ -130,6 +131,7 @@ func (s *Server) routes() []route {
 			description: "Admin token, no body. Removes the API's suspension; when spec.suspendedOperators does not name the operator " +
 				"it is Active again, its head unchanged, once the controller has logged the record.",
 			handler: http.HandlerFunc(s.serveResume), response: suspensionResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
 			errors: suspensionErrors,
 		},
 		{

@@ -185,9 +185,11 @@ var _ = Describe("POST /federation/operator/{id}/suspend and /resume", func() {
 		Expect(a.body["suspended_by"]).To(Equal([]any{"gitops"}))
 		Expect(f.operatorIn(r).Status.Suspensions).To(HaveLen(1), "no change of phase, no new record")
 		c := newChain(r.key, "gitops-suspended", 2)
-		a = submit(s, r.key, c.export(1, 2, exportTime()))
-		Expect(a.status).To(Equal(http.StatusForbidden), string(a.raw))
-		Expect(a.body).To(HaveKeyWithValue("reason", "by the book"))
+		Eventually(func(g Gomega) { // once this replica's cache has the Federation the API wrote
+			a := submit(s, r.key, c.export(1, 2, exportTime()))
+			g.Expect(a.status).To(Equal(http.StatusForbidden), string(a.raw))
+			g.Expect(a.body).To(HaveKeyWithValue("reason", "by the book"))
+		}).Should(Succeed())
 	})
 })
 
