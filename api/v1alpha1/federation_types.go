@@ -242,7 +242,8 @@ type FederationStatus struct {
 	// +optional
 	TotalOperators int32 `json:"totalOperators,omitempty"`
 
-	// pendingCount is the number of submissions not yet anchored.
+	// pendingCount is the number of submissions not yet anchored, a suspended operator's
+	// left out (they wait for its resumption).
 	// +optional
 	PendingCount int32 `json:"pendingCount,omitempty"`
 
