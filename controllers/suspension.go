@@ -73,11 +73,10 @@ func (r *FederationOperatorReconciler) followSuspension(ctx context.Context, fo 
 // appendSuspension appends rec to fo's records, dropping the oldest logged ones past
 // maxSuspensionRecords (the log keeps them; an unlogged one is never dropped).
 func appendSuspension(fo *fv1.FederationOperator, rec fv1.SuspensionRecord) {
-	recs := append(fo.Status.Suspensions, rec)
-	for len(recs) > maxSuspensionRecords && recs[0].LogEntry != nil {
-		recs = recs[1:]
+	fo.Status.Suspensions = append(fo.Status.Suspensions, rec)
+	for len(fo.Status.Suspensions) > maxSuspensionRecords && fo.Status.Suspensions[0].LogEntry != nil {
+		fo.Status.Suspensions = fo.Status.Suspensions[1:]
 	}
-	fo.Status.Suspensions = recs
 }
 
 // suspensionRecord is the protocol record that logs rec of operator id.
