@@ -58,6 +58,7 @@ func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key
 			return nil, 0, fmt.Errorf("%w: %s is not marked yet", errMarking, pending[i].Name)
 		}
 	}
+	pending = withoutSuspended(fed, pending)
 	ca, err := r.createAnchor(ctx, fed, key, pending, request)
 	if err != nil {
 		return nil, 0, err

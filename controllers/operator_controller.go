@@ -33,7 +33,8 @@ type FederationOperatorReconciler struct {
 	clock
 }
 
-// Reconcile moves one FederationOperator's status to Active, Rejected or Withdrawn.
+// Reconcile moves one FederationOperator's status to Active, Rejected, Suspended or
+// Withdrawn.
 func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var fo fv1.FederationOperator
 	if err := r.Get(ctx, req.NamespacedName, &fo); err != nil {
@@ -43,18 +44,27 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{}, nil // final: past anchors keep it, nothing undoes it
 	}
 	before := fo.Status.DeepCopy()
-	var event *event
+	var events []*event
+	step := func(f func(context.Context, *fv1.FederationOperator) (*event, error)) error {
+		ev, err := f(ctx, &fo)
+		if ev != nil {
+			events = append(events, ev)
+		}
+		return err
+	}
 	var err error
 	switch fo.Status.Phase {
-	case fv1.PhaseActive:
-		if event, err = r.update(ctx, &fo); err != nil {
-			return ctrl.Result{}, err
-		}
-	case fv1.PhaseWithdrawn, fv1.PhaseSuspended:
+	case fv1.PhaseActive, fv1.PhaseSuspended:
+		err = step(r.update)
+	case fv1.PhaseWithdrawn:
 	default:
-		if event, err = r.register(ctx, &fo); err != nil {
-			return ctrl.Result{}, err
-		}
+		err = step(r.register)
+	}
+	if err == nil && (fo.Status.Phase == fv1.PhaseActive || fo.Status.Phase == fv1.PhaseSuspended) {
+		err = step(r.followSuspension)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	retry := r.logRecords(ctx, &fo)
 	fo.Status.ObservedGeneration = fo.Generation
@@ -62,7 +72,7 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 		if err := r.Status().Update(ctx, &fo); err != nil {
 			return ctrl.Result{}, err
 		}
-		if event != nil { // only once the status that explains it is written
+		for _, event := range events { // only once the status that explains it is written
 			r.Recorder.Eventf(&fo, nil, event.kind, event.reason, event.action, "%s", event.note)
 			logf.FromContext(ctx).Info(event.note, "operatorID", fo.Status.OperatorID, "phase", fo.Status.Phase, "reason", event.reason)
 		}
@@ -106,7 +116,7 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	return &event{corev1.EventTypeNormal, fv1.ReasonRegistered, "Register", "registered as " + string(fo.Status.OperatorID)}, nil
 }
 
-// update applies, to an Active operator, a key rotation (a changed publicKeyPEM) or a
+// update applies, to an Active or Suspended operator, a key rotation (a changed publicKeyPEM) or a
 // withdrawal.
 func (r *FederationOperatorReconciler) update(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
 	current := currentKey(fo)
@@ -190,7 +200,7 @@ func refuseRotation(fo *fv1.FederationOperator, reason, why string) *event {
 }
 
 // logRecords logs what fo's status says happened and the log does not hold yet: the
-// registration, each key rotation, the withdrawal. It returns how soon to try again when
+// registration, each key rotation, each suspension and resumption, the withdrawal. It returns how soon to try again when
 // the log did not take them.
 func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.FederationOperator) time.Duration {
 	if r.Logs == nil || fo.Status.Phase == "" || fo.Status.Phase == fv1.PhaseRejected {
@@ -215,6 +225,10 @@ func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.F
 			return protocol.KeyRotationRecord{Type: protocol.RecordKeyRotation, Federation: fed, OperatorID: id,
 				OldPublicKeyPEM: string(prev.PublicKeyPEM), NewPublicKeyPEM: string(k.PublicKeyPEM), ValidFrom: k.ValidFrom.UTC().Format(time.RFC3339)}
 		})
+	}
+	for i := range fo.Status.Suspensions {
+		rec := &fo.Status.Suspensions[i]
+		try(&rec.LogEntry, func(fed string) any { return suspensionRecord(fed, id, rec) })
 	}
 	if fo.Status.Phase == fv1.PhaseWithdrawn && fo.Spec.Withdrawal != nil {
 		try(&fo.Status.WithdrawalLogEntry, func(fed string) any {
@@ -274,6 +288,7 @@ func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.FederationOperator{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).
+		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.operatorsOf)).
 		Named("federationoperator").
 		Complete(r)
 }

@@ -50,7 +50,7 @@ func (r *FederationReconciler) count(ctx context.Context, fed *fv1.Federation) e
 	}
 	fed.Status.PendingCount = 0
 	for i := range pending {
-		if last == nil || !covers(last, &pending[i]) {
+		if _, suspended := fed.Suspension(pending[i].Spec.OperatorID); (last == nil || !covers(last, &pending[i])) && len(suspended) == 0 {
 			fed.Status.PendingCount++
 		}
 	}

@@ -25,10 +25,14 @@ var _ = Describe("Hostile bodies", func() {
 		Expect(len(bodyRoutes)).To(BeNumerically(">=", 4))
 		post := func(s *Server, rt route, body []byte) answer {
 			GinkgoHelper()
-			req := httptest.NewRequest(rt.method, rt.path, bytes.NewReader(body)).WithContext(ctx)
+			path := strings.Replace(rt.path, "{id}", idOf(r), 1)
+			req := httptest.NewRequest(rt.method, path, bytes.NewReader(body)).WithContext(ctx)
 			req.Header.Set("Content-Type", "application/json")
-			if rt.path == "/federation/submit" { // the only route authenticated by a header: a valid one
+			switch {
+			case rt.path == "/federation/submit": // authenticated by an operator's token: a valid one
 				req.Header.Set("Authorization", bodyToken(r.key, body))
+			case strings.HasPrefix(rt.path, "/federation/operator/"): // by the admin token
+				req.Header.Set("Authorization", "Bearer "+adminToken(submitFed().key))
 			}
 			return record(s, req)
 		}

@@ -40,7 +40,11 @@ type operatorSummary struct {
 	// Cairn's members.
 	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
 	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the registration record, when it names one."`
-	Phase        string  `json:"phase" doc:"Active, Suspended or Withdrawn."`
+	Phase        string  `json:"phase" doc:"Active, Suspended or Withdrawn; Active and Suspended as the Federation's suspension lists decide."`
+	// Suspension says why the operator is suspended; null when it is not.
+	Suspension *operatorSuspension `json:"suspension" doc:"Why and by which list the operator is suspended; null when it is not."`
+	// Suspensions are its logged suspensions and resumptions, oldest first.
+	Suspensions []suspensionEntry `json:"suspensions" doc:"The operator's suspensions and resumptions, oldest first (the last 64), each with its log record."`
 	// Submissions are the operator's accepted submissions, newest first, one page.
 	Submissions []operatorSubmission `json:"submissions" doc:"Accepted submissions (signature and continuity verified), newest first: one page."`
 	// Anchors are the anchors the federation made that bind the operator, newest first.
@@ -166,6 +170,7 @@ func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id st
 	sum := &operatorSummary{OperatorID: id, OrgName: fo.Spec.OrgName, PublicKeyPEM: string(fo.Spec.PublicKeyPEM),
 		ContactEmail: fo.Spec.Contact, Phase: string(fo.Status.Phase),
 		Submissions: []operatorSubmission{}, Anchors: []operatorAnchor{}}
+	summarizeSuspension(sum, fed, fo)
 	if fo.Status.RegisteredAt != nil {
 		sum.RegisteredAt = fo.Status.RegisteredAt.UTC().Format(time.RFC3339)
 	}

@@ -61,7 +61,7 @@ func (s *Server) operatorsPage(ctx context.Context, fed *fv1.Federation, after s
 		res.next = string(page[s.pageRows-1].Status.OperatorID)
 	}
 	for _, fo := range page {
-		row := operatorRow{ID: string(fo.Status.OperatorID), Org: fo.Spec.OrgName, Phase: string(fo.Status.Phase),
+		row := operatorRow{ID: string(fo.Status.OperatorID), Org: fo.Spec.OrgName, Phase: shownPhase(fed, fo),
 			RegisteredAt: formatTime(fo.Status.RegisteredAt)}
 		last, err := s.lastSubmission(ctx, fo)
 		if err != nil {

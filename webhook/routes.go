@@ -120,6 +120,25 @@ func (s *Server) routes() []route {
 			}, bodyErrors...),
 		},
 		{
+			method: http.MethodPost, path: "/federation/operator/{id}/suspend",
+			summary: "Suspend an operator",
+			description: "Admin token. Adds the operator to the Federation's status.apiSuspensions (GitOps owns spec.suspendedOperators; " +
+				"either suspends) and answers once the controller has made it Suspended and logged the record. Its submissions " +
+				"get 403 operator_suspended and anchor runs leave it out; idempotent while the API suspends it.",
+			handler: http.HandlerFunc(s.serveSuspend), request: suspendRequest{}, response: suspensionResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
+			errors: suspensionErrors,
+		},
+		{
+			method: http.MethodPost, path: "/federation/operator/{id}/resume",
+			summary: "Resume a suspended operator",
+			description: "Admin token, no body. Removes the API's suspension; when spec.suspendedOperators does not name the operator " +
+				"it is Active again, its head unchanged, once the controller has logged the record.",
+			handler: http.HandlerFunc(s.serveResume), response: suspensionResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
+			errors: suspensionErrors,
+		},
+		{
 			method: http.MethodPost, path: "/federation/rotate-key",
 			summary: "Rotate an operator's key",
 			description: "Verifies both signatures over new_public_key ‖ rotation_at (the current key's authorises, the new key's " +

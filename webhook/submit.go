@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func (s *Server) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	auth, err := s.authenticate(ctx, r)
 	if err == nil {
-		err = maySubmit(auth.operator)
+		err = s.maySubmit(ctx, auth.operator)
 	}
 	if err != nil {
 		s.fail(ctx, w, "authenticate a submission", err)
@@ -78,15 +79,20 @@ func (s *Server) serveSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 // maySubmit refuses, before the body is read, an operator the Submission controller would
-// refuse or never judge: 403 operator_withdrawn or operator_suspended.
-func maySubmit(fo *fv1.FederationOperator) error {
+// refuse or never judge: 403 operator_withdrawn, or 403 operator_suspended with the
+// reason when the Federation's suspension lists name it (the Federation decides, never
+// the operator's status, which its owner may edit).
+func (s *Server) maySubmit(ctx context.Context, fo *fv1.FederationOperator) error {
 	id := string(fo.Status.OperatorID)
-	switch fo.Status.Phase {
-	case fv1.PhaseWithdrawn:
+	if fo.Status.Phase == fv1.PhaseWithdrawn {
 		return withdrawnError(id)
-	case fv1.PhaseSuspended:
-		return &apiError{status: http.StatusForbidden, code: "operator_suspended",
-			message: "operator " + id + " is suspended by the federation", extra: map[string]any{"operator_id": id}}
+	}
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		return err
+	}
+	if reason, sources := fed.Suspension(fo.Status.OperatorID); len(sources) > 0 {
+		return suspendedError(id, reason)
 	}
 	return nil
 }
@@ -190,7 +196,7 @@ func submissionName(id fv1.OperatorID, firstSeq int64) string {
 
 // submitErrors are the answers POST /federation/submit documents beyond every route's.
 var submitErrors = append(append([]errorDoc{
-	{http.StatusForbidden, []string{"operator_withdrawn", "operator_suspended"}, "The operator has withdrawn, or the federation suspended it; adds \"operator_id\"."},
+	{http.StatusForbidden, []string{"operator_withdrawn", "operator_suspended"}, "The operator has withdrawn, or the federation suspended it; adds \"operator_id\" (and \"reason\", the suspension's, for operator_suspended)."},
 	{http.StatusUnprocessableEntity, []string{"export_verification_failed"}, "The export does not verify under the operator's current key: an entry, the header against the entries, or the envelope signature; adds \"check\" (and \"seq\" for an entry), and \"reason\" when the controller refused it."},
 	{http.StatusUnprocessableEntity, []string{"continuity_violation"}, "The export does not start where the operator's last accepted submission ended, or another export of this segment was accepted; adds the seed's \"expected_first_prev_hash\", \"got_first_prev_hash\", \"previous_submission_id\", \"hint\", and \"expected_first_seq\", \"got_first_seq\" (\"conflicting_submission_id\" for another export of the segment)."},
 	{http.StatusUnprocessableEntity, []string{"entry_count_regression"}, "entry_count is below that of the operator's last accepted submission; adds \"expected_min_entry_count\", \"got_entry_count\", \"previous_submission_id\"."},

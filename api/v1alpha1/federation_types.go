@@ -123,6 +123,15 @@ type FederationSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="publicURL must be an http or https URL"
 	PublicURL string `json:"publicURL,omitempty"`
+
+	// suspendedOperators lists the operators the federation's administrators suspend
+	// through GitOps, each with its reason. An operator is suspended while this list or
+	// status.apiSuspensions (POST /federation/operator/{id}/suspend) names it.
+	// +optional
+	// +listType=map
+	// +listMapKey=operatorID
+	// +kubebuilder:validation:MaxItems=1024
+	SuspendedOperators []OperatorSuspension `json:"suspendedOperators,omitempty"`
 }
 
 // AnchorSummary points at one CrossAnchor.
@@ -233,9 +242,19 @@ type FederationStatus struct {
 	// +optional
 	TotalOperators int32 `json:"totalOperators,omitempty"`
 
-	// pendingCount is the number of submissions not yet anchored.
+	// pendingCount is the number of submissions not yet anchored, a suspended operator's
+	// left out (they wait for its resumption).
 	// +optional
 	PendingCount int32 `json:"pendingCount,omitempty"`
+
+	// apiSuspensions lists the operators suspended through the admin API, written by the
+	// federation API only (never by GitOps, which owns spec.suspendedOperators); POST
+	// /federation/operator/{id}/resume removes an entry.
+	// +optional
+	// +listType=map
+	// +listMapKey=operatorID
+	// +kubebuilder:validation:MaxItems=1024
+	APISuspensions []APISuspension `json:"apiSuspensions,omitempty"`
 
 	// conditions: Ready, KeyReady and LogReachable.
 	// +optional

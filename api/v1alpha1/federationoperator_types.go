@@ -175,6 +175,14 @@ type FederationOperatorStatus struct {
 	// +optional
 	WithdrawalLogEntry *LogEntry `json:"withdrawalLogEntry,omitempty"`
 
+	// suspensions lists the operator's suspensions and resumptions, oldest first, each
+	// with its log entry; the controller drops logged ones past the last 64 (the log keeps
+	// them all), never one the log has not taken yet.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Suspensions []SuspensionRecord `json:"suspensions,omitempty"`
+
 	// head is the last accepted submission.
 	// +optional
 	Head *SubmissionHead `json:"head,omitempty"`

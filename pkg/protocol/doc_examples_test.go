@@ -238,6 +238,11 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"sha512", hex.EncodeToString(digest[:])},
 		[2]string{"body", must(NewHashedRekord([]byte(content), fedKey))},
 	)
+	suspended, resumed := suspensionRecordExamples()
+	add("suspension-records",
+		[2]string{"suspension", must(canonical.Marshal(suspended))},
+		[2]string{"resumption", must(canonical.Marshal(resumed))},
+	)
 	return xs
 }
 

@@ -77,3 +77,21 @@ func NewRecordEntry(record any, key ed25519.PrivateKey) ([]byte, error) {
 	}
 	return NewHashedRekord(content, key)
 }
+
+// SuspensionRecord states that a federation's administrators suspended an operator (Type
+// "suspension"), or resumed it (Type "resumption", Reason and Sources empty). At is RFC
+// 3339 UTC in whole seconds; Sources are "gitops", "api" or both.
+type SuspensionRecord struct {
+	Type       string   `json:"type"` // "suspension" or "resumption"
+	Federation string   `json:"federation"`
+	OperatorID string   `json:"operator_id"`
+	At         string   `json:"at"`
+	Reason     string   `json:"reason"`
+	Sources    []string `json:"sources"`
+}
+
+// Suspension record types.
+const (
+	RecordSuspension = "suspension"
+	RecordResumption = "resumption"
+)
