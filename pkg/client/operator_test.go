@@ -260,23 +260,10 @@ func TestSubmitStreamSendsTheWholeFileEachAttempt(t *testing.T) {
 		if !bytes.Equal(body, export) || r.ContentLength != int64(len(export)) {
 			t.Errorf("attempt %d: got %d bytes (Content-Length %d), want the %d-byte export", attempts, len(body), r.ContentLength, len(export))
 		}
-		if attempts == 1 {
-			w.Header().Set("Retry-After", "1")
-			writeTestJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "api_server_unavailable", "message": "later"})
-			return
-		}
-		writeTestJSON(w, http.StatusOK, map[string]any{"submission_id": "sub-1", "verified": true})
+		answerAfterOneRetry(w, attempts)
 	})
 	c := newTestClient(t, f, key, id, nil)
-	file := filepath.Join(t.TempDir(), "export.json")
-	if err := os.WriteFile(file, export, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fh.Close() }()
+	fh := exportFile(t, export)
 	res, err := c.SubmitStream(context.Background(), fh, int64(len(export)))
 	if err != nil || res.SubmissionID != "sub-1" {
 		t.Fatalf("SubmitStream: %+v, %v", res, err)
@@ -290,4 +277,30 @@ func TestSubmitStreamSendsTheWholeFileEachAttempt(t *testing.T) {
 	if _, err := c.SubmitStream(context.Background(), fh, int64(len(export))+1); err == nil {
 		t.Fatal("SubmitStream of a file shorter than the size it was given: no error")
 	}
+}
+
+// answerAfterOneRetry answers a submission: 503 with Retry-After on the first attempt,
+// accepted as sub-1 on the later ones.
+func answerAfterOneRetry(w http.ResponseWriter, attempts int) {
+	if attempts == 1 {
+		w.Header().Set("Retry-After", "1")
+		writeTestJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "api_server_unavailable", "message": "later"})
+		return
+	}
+	writeTestJSON(w, http.StatusOK, map[string]any{"submission_id": "sub-1", "verified": true})
+}
+
+// exportFile writes export to a file and opens it, closed when the test ends.
+func exportFile(t *testing.T, export []byte) *os.File {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, export, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fh.Close() })
+	return fh
 }

@@ -7,8 +7,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -53,23 +51,10 @@ func TestSubmitWithSidecarsSendsOneBoundMultipartBody(t *testing.T) {
 			got[1].Name != sidecars[1].Name || !bytes.Equal(got[1].Content, sidecars[1].Content) {
 			t.Errorf("sidecars received: %+v", got)
 		}
-		if attempts == 1 {
-			w.Header().Set("Retry-After", "1")
-			writeTestJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "api_server_unavailable", "message": "later"})
-			return
-		}
-		writeTestJSON(w, http.StatusOK, map[string]any{"submission_id": "sub-1", "verified": true})
+		answerAfterOneRetry(w, attempts)
 	})
 	c := newTestClient(t, f, key, id, nil)
-	file := filepath.Join(t.TempDir(), "export.json")
-	if err := os.WriteFile(file, export, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fh.Close() }()
+	fh := exportFile(t, export)
 	res, err := c.SubmitWithSidecars(context.Background(), fh, int64(len(export)), sidecars)
 	if err != nil || res.SubmissionID != "sub-1" || attempts != 2 {
 		t.Fatalf("SubmitWithSidecars: %+v, %v after %d attempts", res, err, attempts)
