@@ -3,9 +3,17 @@
 // with every host but loopback trapped, and collects what the pages did (console errors,
 // uncaught exceptions, network requests) so that a test can require none went wrong.
 //
+// What a page asks of the network is told apart from what the browser asks on its own
+// (network time, component updates, spelling dictionaries, account checks: which of
+// these a build runs changes from build to build): the pages run in a browser context
+// whose proxy is one trap, the browser's services in the default context whose proxy is
+// another. A page reaching anything but loopback fails its test; the browser's own
+// attempts are refused as well, and logged.
+//
 // Only tests import it: every file of the package imports "testing", and it reads the
-// environment (CAIRN_CHROMIUM, CAIRN_REQUIRE_CHROMIUM, CAIRN_TEST_ARTIFACTS) as the
-// tests do. Nothing downloads a browser: hack/setup-chromium.sh installs Debian's.
+// environment (CAIRN_CHROMIUM, CAIRN_REQUIRE_CHROMIUM, CAIRN_TEST_ARTIFACTS,
+// CAIRN_BROWSER_LOG) as the tests do. Nothing downloads a browser: hack/setup-chromium.sh
+// installs Debian's.
 //
 //	b := browsertest.New(t, browsertest.FromEnv(getenv)) // getenv: the os package's Getenv
 //	ctx := b.Page(t)
@@ -17,7 +25,6 @@ package browsertest
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -27,6 +34,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -39,13 +49,15 @@ const RunTimeout = 30 * time.Second
 // and network requests of every page it opens. Its methods are safe for concurrent use;
 // one page (context) must not be driven from two goroutines at once.
 type Browser struct {
-	ctx       context.Context // the browser's first tab; pages are its children
-	trap      *trap
-	artifacts string // Settings.ArtifactsRoot
+	ctx         context.Context // the first tab of the pages' browser context; pages are its children
+	pageTrap    *trap           // the proxy of the pages' browser context
+	serviceTrap *trap           // the proxy of the default context, and the address of every service flag
+	version     string          // the browser's product and version
+	artifacts   string          // Settings.ArtifactsRoot
 
 	mu       sync.Mutex
-	problems []string // console errors and exceptions, in arrival order
-	requests []string // every request URL of every page
+	problems []string      // console errors and exceptions, in arrival order
+	requests []pageRequest // every request of every page, in order
 }
 
 // Settings say which browser to run and where artifacts go. This package reads no
@@ -58,13 +70,18 @@ type Settings struct {
 	// ArtifactsRoot is where each test's artifacts directory is made; empty:
 	// <os.TempDir()>/cairn-artifacts.
 	ArtifactsRoot string
+	// ServiceLog, when set, is a file to which each browser appends, as it stops, one
+	// line: the test, the browser's version and what its own services tried (make test
+	// prints it, so a run shows which browser ran and what it was refused).
+	ServiceLog string
 }
 
 // FromEnv reads the Settings from the environment through getenv: CAIRN_CHROMIUM,
-// CAIRN_REQUIRE_CHROMIUM=1 (make test sets it) and CAIRN_TEST_ARTIFACTS.
+// CAIRN_REQUIRE_CHROMIUM=1 (make test sets it), CAIRN_TEST_ARTIFACTS and
+// CAIRN_BROWSER_LOG.
 func FromEnv(getenv func(string) string) Settings {
 	return Settings{Chromium: getenv("CAIRN_CHROMIUM"), Require: getenv("CAIRN_REQUIRE_CHROMIUM") == "1",
-		ArtifactsRoot: getenv("CAIRN_TEST_ARTIFACTS")}
+		ArtifactsRoot: getenv("CAIRN_TEST_ARTIFACTS"), ServiceLog: getenv("CAIRN_BROWSER_LOG")}
 }
 
 // chromium finds the browser binary: s.Chromium, else chromium or chromium-browser on
@@ -86,55 +103,48 @@ func (s Settings) chromium(t testing.TB) string {
 	return ""
 }
 
-// allocatorOptions are the flags Chromium runs with: headless, a fresh profile, and no
-// network but loopback. Chromium never sends loopback (127.0.0.1, localhost, [::1])
-// through a proxy, so the page's own server is reached directly, while every other
-// host, over HTTP, HTTPS (CONNECT) or WebSocket, goes to the trap proxy. The host
-// resolver answers NOTFOUND for every name but loopback, so no DNS query (prefetch or
-// otherwise) leaves the machine; QUIC and non-proxied WebRTC UDP are off; and the
-// browser's own services are pointed at a closed loopback port or disabled.
-func allocatorOptions(bin, profile, proxy string) []chromedp.ExecAllocatorOption {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(profile),
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 1000),
-		chromedp.ProxyServer(proxy),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE [::1]"),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("dns-prefetch-disable", true),
-		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("no-pings", true),
-		chromedp.Flag("disable-features", "Translate,NetworkTimeServiceQuerying,AutofillServerCommunication,"+
-			"OptimizationHints,MediaRouter,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater"),
-		chromedp.Flag("component-updater", "url-source=http://127.0.0.1:9/"),
-		chromedp.Flag("gaia-url", "http://127.0.0.1:9/"),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run sandboxed as root
-	}
-	return opts
-}
-
 // New starts a headless system Chromium (see [Settings]) with a fresh profile in
-// t.TempDir() and every host but loopback trapped (see [Browser.NoExternalRequests]).
-// It skips the test when no Chromium is found, unless s.Require. The browser stops when
-// the test ends.
+// t.TempDir() and two traps for every host but loopback. The pages (see [Browser.Page])
+// run in a browser context of their own whose traffic goes to the page trap; the
+// browser's own services run in the default one, whose traffic goes to the service trap.
+// [Browser.NoExternalRequests] fails the test for the first and logs the second. It
+// skips the test when no Chromium is found, unless s.Require. The browser stops when the
+// test ends, after logging what its services tried.
 func New(t testing.TB, s Settings) *Browser {
 	t.Helper()
 	bin := s.chromium(t)
-	tr := &trap{}
-	proxy := httptest.NewServer(tr)
-	t.Cleanup(proxy.Close)
+	b := &Browser{serviceTrap: &trap{}, pageTrap: &trap{}, artifacts: s.ArtifactsRoot}
+	services, pages := httptest.NewServer(b.serviceTrap), httptest.NewServer(b.pageTrap)
+	t.Cleanup(services.Close)
+	t.Cleanup(pages.Close)
 
+	profile := t.TempDir()
+	writeProfile(t, profile)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		allocatorOptions(bin, t.TempDir(), proxy.URL)...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
+		allocatorOptions(bin, profile, services.URL)...)
+	browserCtx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() }) // before TempDir's removal: cleanups run last first
-	start(t, ctx, "starting "+bin)
-	return &Browser{ctx: ctx, trap: tr, artifacts: s.ArtifactsRoot}
+	start(t, browserCtx, "starting "+bin)
+	b.version = productVersion(browserCtx)
+
+	// The pages' browser context, with its first tab; every page is a tab in it.
+	pagesCtx, cancelPages := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext(
+		func(p *target.CreateBrowserContextParams) { p.ProxyServer = pages.URL }))
+	t.Cleanup(cancelPages)
+	start(t, pagesCtx, "creating the pages' browser context")
+	b.ctx = pagesCtx
+	t.Cleanup(func() { b.logServiceRequests(t, s.ServiceLog) })
+	return b
+}
+
+// productVersion is what the browser says it is ("Chrome/156.0.8078.108"), or why it
+// could not say.
+func productVersion(ctx context.Context) string {
+	v, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
+	if err != nil {
+		return "unknown version: " + err.Error()
+	}
+	return v.Product
 }
 
 // start runs the first action on a chromedp context, which starts its browser or opens
@@ -159,9 +169,10 @@ var noop chromedp.Action[chromedp.Void] = func(context.Context, *chromedp.Target
 	return chromedp.Void{}, nil
 }
 
-// Page opens a new tab and returns its chromedp context. From the tab's start, b
-// records its console messages of level error, its uncaught exceptions and the URL of
-// every request it makes. The tab closes when the test ends.
+// Page opens a new tab in the pages' browser context and returns its chromedp context.
+// From the tab's start, b records its console messages of level error, its uncaught
+// exceptions and every request it makes, with its frame and initiator. The tab closes
+// when the test ends.
 func (b *Browser) Page(t testing.TB) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithListener(b.listen))
@@ -200,61 +211,6 @@ func (b *Browser) Screenshot(t testing.TB, ctx context.Context, name string) str
 		t.Fatalf("writing the screenshot: %v", err)
 	}
 	return path
-}
-
-// PaintTiming is what the page's Performance API says about its load, in milliseconds
-// since navigation start. A zero means the browser reported no such entry.
-type PaintTiming struct {
-	FirstPaint            float64 `json:"firstPaint"`
-	FirstContentfulPaint  float64 `json:"firstContentfulPaint"`
-	DOMInteractive        float64 `json:"domInteractive"`
-	DOMContentLoadedEnd   float64 `json:"domContentLoadedEventEnd"`
-	LoadEventEnd          float64 `json:"loadEventEnd"`
-	TransferSizeBytes     float64 `json:"transferSize"`
-	ResourceCount         int     `json:"resources"`
-	ResourceTransferBytes float64 `json:"resourceTransferSize"`
-}
-
-// String formats the timing for a log line or BENCHMARKS.
-func (p PaintTiming) String() string {
-	return fmt.Sprintf("first paint %.0f ms, first contentful paint %.0f ms, DOM interactive %.0f ms, "+
-		"DOMContentLoaded end %.0f ms, load end %.0f ms, %d resources",
-		p.FirstPaint, p.FirstContentfulPaint, p.DOMInteractive, p.DOMContentLoadedEnd, p.LoadEventEnd, p.ResourceCount)
-}
-
-// timingScript waits (up to 5 s) for the first contentful paint and the load event,
-// then reads performance.getEntriesByType.
-const timingScript = `new Promise(resolve => {
-  const start = Date.now();
-  const read = () => {
-    const paint = {};
-    for (const e of performance.getEntriesByType('paint')) paint[e.name] = e.startTime;
-    const nav = performance.getEntriesByType('navigation')[0] || {};
-    const res = performance.getEntriesByType('resource');
-    return {
-      firstPaint: paint['first-paint'] || 0,
-      firstContentfulPaint: paint['first-contentful-paint'] || 0,
-      domInteractive: nav.domInteractive || 0,
-      domContentLoadedEventEnd: nav.domContentLoadedEventEnd || 0,
-      loadEventEnd: nav.loadEventEnd || 0,
-      transferSize: nav.transferSize || 0,
-      resources: res.length,
-      resourceTransferSize: res.reduce((n, e) => n + (e.transferSize || 0), 0),
-    };
-  };
-  const poll = () => {
-    const t = read();
-    if ((t.firstContentfulPaint > 0 && t.loadEventEnd > 0) || Date.now() - start > 5000) resolve(t);
-    else setTimeout(poll, 20);
-  };
-  poll();
-})`
-
-// Timing reads the paint and navigation timing of the page ctx (after it loaded), for
-// the numbers in BENCHMARKS.
-func (b *Browser) Timing(t testing.TB, ctx context.Context) PaintTiming {
-	t.Helper()
-	return Get(t, b, ctx, chromedp.Evaluate[PaintTiming](timingScript, chromedp.EvalAwaitPromise))
 }
 
 // bullets formats lines as an indented list, or " none".

@@ -8,10 +8,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -70,9 +73,27 @@ img.onerror = () => { setTimeout(() => done('after'), 0); throw new Error('uncau
 img.src = '/missing.png';
 document.body.append(img);`))
 	mux.Handle("/external", page(`Promise.allSettled([
-  fetch('http://example.invalid/x').then(r => 'status ' + r.status, e => 'failed'),
-  fetch('https://example.com/y').then(r => 'status ' + r.status, e => 'failed'),
+  fetch('https://example.com/x').then(r => 'status ' + r.status, e => 'failed'),
+  fetch('http://example.invalid/y').then(r => 'status ' + r.status, e => 'failed'),
 ]).then(rs => done(rs.map(r => r.value).join(', ')));`))
+	// /unattributed reaches out in ways the DevTools protocol does not report as a
+	// request of the page, or reports as something else: a dedicated worker's fetch, a
+	// beacon, a WebSocket and a cross-site frame.
+	mux.Handle("/unattributed", page(`const settled = [];
+const worker = new Worker(URL.createObjectURL(new Blob(
+  ["fetch('https://worker.example.com/w').then(() => postMessage('answered'), () => postMessage('failed'))"],
+  {type: 'text/javascript'})));
+settled.push(new Promise(resolve => { worker.onmessage = e => resolve(e.data); }));
+navigator.sendBeacon('https://beacon.example.com/b', 'x');
+settled.push(new Promise(resolve => {
+  const ws = new WebSocket('wss://socket.example.com/s');
+  ws.onerror = ws.onclose = () => resolve('closed');
+}));
+const frame = document.createElement('iframe');
+frame.src = 'https://frame.example.com/f';
+settled.push(new Promise(resolve => { frame.onload = frame.onerror = () => resolve('frame'); }));
+document.body.append(frame);
+Promise.allSettled(settled).then(() => setTimeout(() => done('settled'), 500));`))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -102,32 +123,92 @@ func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 	ctx := b.Page(t)
 	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/external"), chromedp.WaitVisible(chromedp.CSS("#done")))
 
-	// The trap answered both requests itself, with a 403 (HTTP, a CORS failure to the
-	// page) or a refused tunnel (HTTPS): the page got no answer from the outside.
+	// The trap answered both requests itself, with a refused tunnel (HTTPS) or a 403
+	// (HTTP, a CORS failure to the page): the page got no answer from the outside.
 	if got := Get(t, b, ctx, chromedp.Text(chromedp.CSS("#done"))); got != "failed, failed" {
 		t.Errorf("the page's fetches ended as %q, want the trap's refusals", got)
 	}
-	trapped := strings.Join(b.trap.requests(), "\n")
-	for _, want := range []string{"GET example.invalid/x", "CONNECT example.com:443"} {
+	trapped := strings.Join(b.pageTrap.requests(), "\n")
+	for _, want := range []string{"CONNECT example.com:443", "GET example.invalid/y"} {
 		if !strings.Contains(trapped, want) {
-			t.Errorf("the trap did not receive %q; it received:\n%s", want, trapped)
+			t.Errorf("the page trap did not receive %q; it received:\n%s", want, trapped)
 		}
 	}
 	if strings.Contains(trapped, "127.0.0.1") {
 		t.Errorf("loopback went through the trap:\n%s", trapped)
 	}
+	if own := strings.Join(b.serviceTrap.requests(), "\n"); strings.Contains(own, "example") {
+		t.Errorf("the page's requests reached the service trap:\n%s", own)
+	}
 
 	rec := &recorder{TB: t}
 	b.NoExternalRequests(rec)
 	got := rec.report()
-	for _, want := range []string{"page requested http://example.invalid/x", "page requested https://example.com/y",
-		"trap received GET example.invalid/x", "trap received CONNECT example.com:443"} {
+	for _, want := range []string{
+		"page requested https://example.com/x (Fetch for " + srv.URL + "/external, initiated by script " + srv.URL + "/external:",
+		"page requested http://example.invalid/y (Fetch for " + srv.URL + "/external, initiated by script " + srv.URL + "/external:",
+		"page trap received CONNECT example.com:443", "page trap received GET example.invalid/y"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("NoExternalRequests did not report %q; it said:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, srv.URL) {
-		t.Errorf("NoExternalRequests reported the loopback server:\n%s", got)
+	if strings.Contains(got, srv.URL+"/external (") {
+		t.Errorf("NoExternalRequests reported the loopback page:\n%s", got)
+	}
+}
+
+func TestRequestsTheProtocolDoesNotAttributeStillFail(t *testing.T) {
+	srv := pages(t)
+	b := New(t, FromEnv(os.Getenv))
+	ctx := b.Page(t)
+	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/unattributed"), chromedp.WaitVisible(chromedp.CSS("#done")))
+
+	rec := &recorder{TB: t}
+	b.NoExternalRequests(rec)
+	got := rec.report()
+	t.Logf("NoExternalRequests said:\n%s", got)
+	for _, host := range []string{"worker.example.com", "beacon.example.com",
+		"socket.example.com", "frame.example.com"} {
+		if !strings.Contains(got, "page trap received CONNECT "+host+":443") {
+			t.Errorf("NoExternalRequests did not report the page trap's CONNECT to %s", host)
+		}
+	}
+}
+
+// TestTheBrowsersOwnRequestsAreLoggedNotFailed has the browser itself, outside the
+// pages' browser context, ask for a page elsewhere, as its services do: the service trap
+// refuses it, the pages pass, and the request is in the test's log and the browser log.
+func TestTheBrowsersOwnRequestsAreLoggedNotFailed(t *testing.T) {
+	srv := pages(t)
+	s := FromEnv(os.Getenv)
+	s.ServiceLog = filepath.Join(t.TempDir(), "browsers.log")
+	t.Run("browser", func(t *testing.T) {
+		b := New(t, s)
+		ctx := b.Page(t)
+		b.Run(t, ctx, chromedp.Navigate(srv.URL+"/clean"), chromedp.WaitVisible(chromedp.CSS("#done")))
+		// A tab in the default browser context, where the browser's services run.
+		if _, err := chromedp.CallBrowser(ctx, target.CreateTarget, target.CreateTargetParams{URL: "https://example.com/own"}); err != nil {
+			t.Fatalf("opening a tab in the default context: %v", err)
+		}
+		deadline := time.Now().Add(RunTimeout)
+		for !slices.Contains(b.serviceTrap.requests(), "CONNECT example.com:443") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the service trap never received the default context's request; it received %v", b.serviceTrap.requests())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.NoExternalRequests(t)
+		b.NoConsoleErrors(t)
+	})
+	raw, err := os.ReadFile(s.ServiceLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSuffix(string(raw), "\n")
+	fields := strings.Split(line, "\t")
+	if len(fields) != 3 || fields[0] != t.Name()+"/browser" || !strings.Contains(fields[1], "Chrome/") ||
+		!strings.Contains(fields[2], "CONNECT example.com:443") || strings.Contains(line, "\n") {
+		t.Errorf("the browser log is %q, want one line: the test, the version and CONNECT example.com:443", raw)
 	}
 }
 

@@ -2,12 +2,12 @@ package browsertest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/cdproto/log"
@@ -15,30 +15,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 )
 
-// trap is the proxy for every host but loopback: it records what arrives (plain HTTP
-// requests and HTTPS/WebSocket CONNECTs) and refuses it, so nothing leaves the machine.
-type trap struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (tr *trap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	tr.mu.Lock()
-	tr.seen = append(tr.seen, r.Method+" "+r.Host+r.URL.Path)
-	tr.mu.Unlock()
-	http.Error(w, "browser tests allow no network but loopback", http.StatusForbidden)
-}
-
-func (tr *trap) requests() []string {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return slices.Clone(tr.seen)
-}
-
 // listen records a tab's events. It runs on the tab's reading goroutine: it must be
 // fast and call no command.
 func (b *Browser) listen(ev any) {
-	var problem, request string
+	var problem string
+	var request pageRequest
 	switch e := ev.(type) {
 	case *runtime.EventConsoleAPICalled:
 		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
@@ -57,7 +38,8 @@ func (b *Browser) listen(ev any) {
 			problem = fmt.Sprintf("log %s error: %s (%s)", e.Entry.Source, e.Entry.Text, e.Entry.URL)
 		}
 	case *network.EventRequestWillBeSent:
-		request = e.Request.URL
+		request = pageRequest{URL: e.Request.URL, Type: string(e.Type), Document: e.DocumentURL,
+			Initiator: initiatorText(e.Initiator)}
 	default:
 		return
 	}
@@ -66,9 +48,41 @@ func (b *Browser) listen(ev any) {
 	if problem != "" {
 		b.problems = append(b.problems, problem)
 	}
-	if request != "" {
+	if request.URL != "" && len(b.requests) < maxRequests {
 		b.requests = append(b.requests, request)
 	}
+}
+
+// maxRequests bounds the requests a browser records.
+const maxRequests = 10000
+
+// pageRequest is one request of a page as the DevTools protocol reports it.
+type pageRequest struct {
+	URL       string
+	Type      string // the resource type: Document, Script, Fetch, ...
+	Document  string // the URL of the document it was made for
+	Initiator string // what started it: "script http://127.0.0.1:1234/app.js:7", "parser ...", "other"
+}
+
+// String is the URL with what the protocol says of its origin.
+func (r pageRequest) String() string {
+	return fmt.Sprintf("%s (%s for %s, initiated by %s)", r.URL, r.Type, r.Document, r.Initiator)
+}
+
+// initiatorText names an initiator: its type and, where it has one, the place in a
+// script or document that made the request (the top of its stack for a script).
+func initiatorText(in *network.Initiator) string {
+	if in == nil {
+		return "nothing named"
+	}
+	where, line := in.URL, in.LineNumber
+	if in.Stack != nil && len(in.Stack.CallFrames) > 0 {
+		where, line = in.Stack.CallFrames[0].URL, float64(in.Stack.CallFrames[0].LineNumber)
+	}
+	if where == "" {
+		return string(in.Type)
+	}
+	return fmt.Sprintf("%s %s:%d", in.Type, where, int(line)+1)
 }
 
 // automaticFavicon reports whether a log entry is the failure of the request for
@@ -116,6 +130,16 @@ func (b *Browser) consoleProblems() []string {
 func (b *Browser) Requests() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	urls := make([]string, len(b.requests))
+	for i, r := range b.requests {
+		urls[i] = r.URL
+	}
+	return urls
+}
+
+func (b *Browser) pageRequests() []pageRequest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return slices.Clone(b.requests)
 }
 
@@ -130,21 +154,48 @@ func (b *Browser) NoConsoleErrors(t testing.TB) {
 
 // NoExternalRequests fails the test (without stopping it) listing every request a page
 // of b made to anything but loopback (127.0.0.1, localhost, [::1]) or a data:, blob: or
-// about: URL, and everything the trap proxy received (which includes the browser's own
-// traffic to other hosts).
+// about: URL, as the DevTools protocol reported it (URL, frame and initiator), and
+// everything the page trap received: any connection the pages' browser context tried,
+// which also covers what the protocol does not attribute to a page (a worker's fetch, a
+// WebSocket). What the browser tried on its own is not the page's doing: it is
+// logged when the browser stops.
 func (b *Browser) NoExternalRequests(t testing.TB) {
 	t.Helper()
 	var bad []string
-	for _, u := range b.Requests() {
-		if !local(u) {
-			bad = append(bad, "page requested "+u)
+	for _, r := range b.pageRequests() {
+		if !local(r.URL) {
+			bad = append(bad, "page requested "+r.String())
 		}
 	}
-	for _, r := range b.trap.requests() {
-		bad = append(bad, "trap received "+r)
+	for _, r := range b.pageTrap.requests() {
+		bad = append(bad, "page trap received "+r)
 	}
 	if len(bad) > 0 {
 		t.Errorf("requests left loopback:%s", bullets(bad))
+	}
+}
+
+// logServiceRequests logs what the browser's own services tried, all of it refused by
+// the service trap, and appends the same as one line to logFile when it is set.
+func (b *Browser) logServiceRequests(t testing.TB, logFile string) {
+	t.Helper()
+	own := b.serviceTrap.requests()
+	summary := "none"
+	if len(own) > 0 {
+		summary = strings.Join(own, ", ")
+	}
+	t.Logf("%s: its own services' requests, refused by the trap and not the pages': %s", b.version, summary)
+	if logFile == "" {
+		return
+	}
+	line := fmt.Sprintf("%s\t%s\t%s\n", t.Name(), b.version, summary)
+	f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err == nil {
+		_, err = f.WriteString(line) // one write, so lines of parallel test binaries do not mix
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Errorf("browser log: %v", err)
 	}
 }
 
