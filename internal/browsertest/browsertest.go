@@ -45,7 +45,7 @@ import (
 const RunTimeout = 30 * time.Second
 
 // Browser is one headless Chromium process with its own profile, whose traffic to any
-// host but loopback goes to a trap. It records the console errors, uncaught exceptions
+// host but loopback goes to one of two traps (see [New]). It records the console errors, uncaught exceptions
 // and network requests of every page it opens. Its methods are safe for concurrent use;
 // one page (context) must not be driven from two goroutines at once.
 type Browser struct {
@@ -120,8 +120,15 @@ func New(t testing.TB, s Settings) *Browser {
 
 	profile := t.TempDir()
 	writeProfile(t, profile)
+	// Not t.TempDir(): a long test name would make the path of Chromium's socket in it
+	// longer than a Unix socket's address can be.
+	tmp, err := os.MkdirTemp("", "cairn-chromium-")
+	if err != nil {
+		t.Fatalf("browser temporary directory: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		allocatorOptions(bin, profile, services.URL)...)
+		allocatorOptions(bin, profile, tmp, services.URL)...)
 	browserCtx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() }) // before TempDir's removal: cleanups run last first
 	start(t, browserCtx, "starting "+bin)
@@ -139,7 +146,9 @@ func New(t testing.TB, s Settings) *Browser {
 
 // productVersion is what the browser says it is ("Chrome/156.0.8078.108"), or why it
 // could not say.
-func productVersion(ctx context.Context) string {
+func productVersion(browserCtx context.Context) string {
+	ctx, cancel := context.WithTimeout(browserCtx, RunTimeout)
+	defer cancel()
 	v, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
 	if err != nil {
 		return "unknown version: " + err.Error()

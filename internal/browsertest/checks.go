@@ -152,23 +152,41 @@ func (b *Browser) NoConsoleErrors(t testing.TB) {
 	}
 }
 
+// unattributed follows a page trap's line for a host that no request the protocol
+// reported of a page names.
+const unattributed = " (no page request the DevTools protocol reported names this host: a worker's or " +
+	"WebSocket's, or a browser service running in the pages' context; switch such a service off in " +
+	"internal/browsertest/quiet.go)"
+
 // NoExternalRequests fails the test (without stopping it) listing every request a page
 // of b made to anything but loopback (127.0.0.1, localhost, [::1]) or a data:, blob: or
-// about: URL, as the DevTools protocol reported it (URL, frame and initiator), and
-// everything the page trap received: any connection the pages' browser context tried,
-// which also covers what the protocol does not attribute to a page (a worker's fetch, a
-// WebSocket). What the browser tried on its own is not the page's doing: it is
-// logged when the browser stops.
+// about: URL, as the DevTools protocol reported it (URL, resource type, document and
+// initiator), and everything the page trap received: any connection the pages' browser
+// context tried, which also covers what the protocol does not attribute to a page (a
+// worker's fetch, a WebSocket). What the browser tried on its own, in its default
+// context, is not the page's doing: it is logged when the browser stops.
 func (b *Browser) NoExternalRequests(t testing.TB) {
 	t.Helper()
 	var bad []string
+	named := map[string]bool{} // the hosts of the pages' requests that left loopback
 	for _, r := range b.pageRequests() {
 		if !local(r.URL) {
 			bad = append(bad, "page requested "+r.String())
+			if u, err := url.Parse(r.URL); err == nil {
+				named[u.Hostname()] = true
+			}
 		}
 	}
-	for _, r := range b.pageTrap.requests() {
-		bad = append(bad, "page trap received "+r)
+	seen, dropped := b.pageTrap.received()
+	for _, r := range seen {
+		line := "page trap received " + r.what
+		if !named[r.host] {
+			line += unattributed
+		}
+		bad = append(bad, line)
+	}
+	if dropped > 0 {
+		bad = append(bad, fmt.Sprintf("page trap received %d more", dropped))
 	}
 	if len(bad) > 0 {
 		t.Errorf("requests left loopback:%s", bullets(bad))

@@ -28,7 +28,7 @@ var serviceURLFlags = []string{
 	"gaia-url", "lso-url", "google-apis-url", "oauth-account-manager-url", "google-base-url",
 	"gcm-checkin-url", "gcm-registration-url", "sync-url", "variations-server-url",
 	"optimization-guide-service-get-hints-url", "optimization-guide-service-get-models-url",
-	"search-provider-logo-url",
+	"search-provider-logo-url", "autofill-server-url",
 }
 
 // allocatorOptions are the flags Chromium runs with: headless, the given profile, every
@@ -37,11 +37,13 @@ var serviceURLFlags = []string{
 // reached directly, while every other host, over HTTP, HTTPS (CONNECT) or WebSocket, goes
 // to a trap. The host resolver answers NOTFOUND for every name but loopback, so no DNS
 // query (prefetch or otherwise) leaves the machine, and QUIC and non-proxied WebRTC UDP
-// are off.
-func allocatorOptions(bin, profile, serviceTrap string) []chromedp.ExecAllocatorOption {
+// are off. Its temporary files (shared memory, its singleton socket) go to tmp, which
+// outlives it: killed, as every test's browser is, Chromium leaves them behind.
+func allocatorOptions(bin, profile, tmp, serviceTrap string) []chromedp.ExecAllocatorOption {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.UserDataDir(profile),
+		chromedp.Env("TMPDIR="+tmp),
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 1000),
 		chromedp.ProxyServer(serviceTrap),
