@@ -61,6 +61,7 @@ DATA_DIR="$STATE/mysql"
 
 log() { printf 'rekor-up: %s\n' "$*" >&2; }
 die() { printf 'rekor-up: error: %s\n' "$*" >&2; exit 1; }
+. "$(dirname "$0")/lock.sh"
 
 # ---------------------------------------------------------------------------------------
 # Configuration: explicit environment > values remembered in $STATE/env > defaults.
@@ -241,7 +242,7 @@ ensure_binaries() {
   mkdir -p "$CACHE_DIR" "$BIN_DIR"
   # One builder at a time: a concurrent caller waits here and then finds the cache warm.
   exec 8>"$CACHE_DIR/.build.lock"
-  flock 8
+  take_lock 8 "$CACHE_DIR/.build.lock" "build of Trillian and Rekor"
   if ! have_binaries; then
     command -v go >/dev/null || die "go is not on PATH"
     if [[ ! -x "$BIN_DIR/trillian_log_server" || ! -x "$BIN_DIR/trillian_log_signer" || ! -x "$BIN_DIR/createtree" ]]; then
@@ -483,7 +484,7 @@ write_env() {
 lock_state() {
   mkdir -p "$STATE"
   exec 9>"$STATE/.lock"
-  flock 9
+  take_lock 9 "$STATE/.lock" "rekor-up.sh on $STATE"
 }
 
 cmd_up() {

@@ -10,6 +10,7 @@
 set -euo pipefail
 
 log() { printf 'setup-chromium: %s\n' "$*" >&2; }
+. "$(dirname "$0")/lock.sh"
 
 find_chromium() {
   local name
@@ -45,7 +46,7 @@ fi
 # the first rather than fail on it.
 lock="${TMPDIR:-/tmp}/cairn-setup-chromium.lock"
 exec 9>"$lock"
-flock 9
+take_lock 9 "$lock" "Chromium install"
 if path="$(find_chromium)"; then
   printf '%s\n' "$path"
   exit 0

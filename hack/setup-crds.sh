@@ -28,6 +28,7 @@ PROMETHEUS_OPERATOR=(github.com/prometheus-operator/prometheus-operator "$PROMET
   example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml)
 
 log() { printf 'setup-crds: %s\n' "$*" >&2; }
+. "$(dirname "$0")/lock.sh"
 
 have_all() {
   local f
@@ -43,7 +44,7 @@ fi
 
 mkdir -p "$DIR"
 exec 9>"$DIR/.lock"
-flock 9
+take_lock 9 "$DIR/.lock" "fetch of the CRDs"
 if have_all; then
   printf '%s\n' "$DIR"
   exit 0

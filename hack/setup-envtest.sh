@@ -17,6 +17,7 @@ CACHE_ROOT="${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn}"
 ASSETS="$CACHE_ROOT/envtest/$KUBE_VERSION"
 
 log() { printf 'setup-envtest: %s\n' "$*" >&2; }
+. "$(dirname "$0")/lock.sh"
 
 have_all() {
   [[ -x "$ASSETS/kube-apiserver" && -x "$ASSETS/kubectl" && -x "$ASSETS/etcd" ]]
@@ -30,7 +31,7 @@ fi
 mkdir -p "$ASSETS"
 # One builder at a time: a second caller waits for the first and then finds the cache warm.
 exec 9>"$ASSETS/.lock"
-flock 9
+take_lock 9 "$ASSETS/.lock" "build of the control-plane binaries"
 if have_all; then
   printf '%s\n' "$ASSETS"
   exit 0
