@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image/png"
 	"net/http"
@@ -43,6 +44,13 @@ func (r *recorder) report() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return strings.Join(r.failed, "\n")
+}
+
+// failures runs a check on a recorder and returns what it would have failed with.
+func failures(t *testing.T, check func(testing.TB)) string {
+	rec := &recorder{TB: t}
+	check(rec)
+	return rec.report()
 }
 
 // pages serves the test pages. Each script ends by adding <p id="done">, once what it
@@ -99,15 +107,21 @@ Promise.allSettled(settled).then(() => setTimeout(() => done('settled'), 500));`
 	return srv
 }
 
-func TestConsoleErrorsAndExceptionsAreReported(t *testing.T) {
-	srv := pages(t)
+// load starts a browser and loads the test page at path in a tab of it, until its
+// script has settled.
+func load(t *testing.T, srv *httptest.Server, path string) (*Browser, context.Context) {
+	t.Helper()
 	b := New(t, FromEnv(os.Getenv))
 	ctx := b.Page(t)
-	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/error"), chromedp.WaitVisible(chromedp.CSS("#done")))
+	b.Run(t, ctx, chromedp.Navigate(srv.URL+path), chromedp.WaitVisible(chromedp.CSS("#done")))
+	return b, ctx
+}
 
-	rec := &recorder{TB: t}
-	b.NoConsoleErrors(rec)
-	got := rec.report()
+func TestConsoleErrorsAndExceptionsAreReported(t *testing.T) {
+	srv := pages(t)
+	b, _ := load(t, srv, "/error")
+
+	got := failures(t, b.NoConsoleErrors)
 	for _, want := range []string{"console.error: boom from the page", "exception: Uncaught Error: uncaught boom",
 		"log network error: Failed to load resource: the server responded with a status of 404 (Not Found) (" + srv.URL + "/missing.png)"} {
 		if !strings.Contains(got, want) {
@@ -119,9 +133,7 @@ func TestConsoleErrorsAndExceptionsAreReported(t *testing.T) {
 
 func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 	srv := pages(t)
-	b := New(t, FromEnv(os.Getenv))
-	ctx := b.Page(t)
-	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/external"), chromedp.WaitVisible(chromedp.CSS("#done")))
+	b, ctx := load(t, srv, "/external")
 
 	// The trap answered both requests itself, with a refused tunnel (HTTPS) or a 403
 	// (HTTP, a CORS failure to the page): the page got no answer from the outside.
@@ -141,9 +153,7 @@ func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 		t.Errorf("the page's requests reached the service trap:\n%s", own)
 	}
 
-	rec := &recorder{TB: t}
-	b.NoExternalRequests(rec)
-	got := rec.report()
+	got := failures(t, b.NoExternalRequests)
 	for _, want := range []string{
 		"page requested https://example.com/x (Fetch for " + srv.URL + "/external, initiated by script " + srv.URL + "/external:",
 		"page requested http://example.invalid/y (Fetch for " + srv.URL + "/external, initiated by script " + srv.URL + "/external:",
@@ -162,13 +172,9 @@ func TestExternalRequestsAreTrappedAndReported(t *testing.T) {
 
 func TestRequestsTheProtocolDoesNotAttributeStillFail(t *testing.T) {
 	srv := pages(t)
-	b := New(t, FromEnv(os.Getenv))
-	ctx := b.Page(t)
-	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/unattributed"), chromedp.WaitVisible(chromedp.CSS("#done")))
+	b, _ := load(t, srv, "/unattributed")
 
-	rec := &recorder{TB: t}
-	b.NoExternalRequests(rec)
-	got := rec.report()
+	got := failures(t, b.NoExternalRequests)
 	t.Logf("NoExternalRequests said:\n%s", got)
 	// The protocol reports the beacon and the frame as requests of the page, and not the
 	// worker's fetch or the WebSocket: the trap's lines for those say so.
@@ -224,9 +230,7 @@ func TestTheBrowsersOwnRequestsAreLoggedNotFailed(t *testing.T) {
 func TestCleanPagePassesAndIsMeasured(t *testing.T) {
 	t.Setenv("CAIRN_TEST_ARTIFACTS", t.TempDir())
 	srv := pages(t)
-	b := New(t, FromEnv(os.Getenv))
-	ctx := b.Page(t)
-	b.Run(t, ctx, chromedp.Navigate(srv.URL+"/clean"), chromedp.WaitVisible(chromedp.CSS("#done")))
+	b, ctx := load(t, srv, "/clean")
 
 	b.NoConsoleErrors(t)
 	b.NoExternalRequests(t)
