@@ -7,6 +7,10 @@
 #   kube-apiserver  Kubernetes v1.36.3
 #   ...
 set -euo pipefail
+if [[ $# -gt 0 ]]; then
+  printf 'usage: %s\n  sets up the tools the tests run on and prints their versions; it takes no arguments\n' "$0" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 
 row() { printf '%-16s %s\n' "$1" "$2"; }
