@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -42,7 +43,7 @@ func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key
 	if err := r.adoptAnchors(ctx, r.APIReader, fed); err != nil {
 		return nil, 0, err
 	}
-	if request != "" && AnchorRequestHandled(fed, request) {
+	if request != "" && federation.AnchorRequestHandled(fed, request) {
 		return nil, 0, errRequestAdopted
 	}
 	last, err := r.lastAnchor(ctx, r.APIReader, fed)
@@ -54,7 +55,7 @@ func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key
 		return nil, 0, err
 	}
 	for i := range pending {
-		if last != nil && covers(last, &pending[i]) {
+		if last != nil && federation.Covers(last, &pending[i]) {
 			return nil, 0, fmt.Errorf("%w: %s is not marked yet", errMarking, pending[i].Name)
 		}
 	}
@@ -96,7 +97,7 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 			errNotEnoughParticipants, len(latest), fed.Spec.MinParticipants)
 	}
 	now := r.now().UTC()
-	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Labels: map[string]string{federationLabel: fed.Name},
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Labels: map[string]string{federation.FederationLabel: fed.Name},
 		Finalizers: []string{recordFinalizer}}}
 	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(now)
 	stampRequest(ca, request, len(pending))
@@ -109,7 +110,7 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 		return nil, err
 	}
 	ca.Name, ca.Spec.AnchorID = id, fv1.AnchorID(id)
-	receipt := anchorReceipt(ca)
+	receipt := federation.AnchorReceipt(ca)
 	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 	if err := r.Create(ctx, ca); err != nil {
 		return nil, fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
-	r.Trust.remember(ca)
+	r.Trust.Remember(ca)
 	return ca, nil
 }
 
@@ -212,7 +213,7 @@ func (r *FederationReconciler) lastAnchor(ctx context.Context, from client.Reade
 	if err := from.Get(ctx, key, &ca, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("read the last anchor %s: %w", key.Name, err)
 	}
-	if err := r.Trust.trustAnchor(fed, &ca); err != nil {
+	if err := r.Trust.Verify(fed, &ca); err != nil {
 		return nil, fmt.Errorf("the last anchor: %w", err)
 	}
 	return &ca, nil
@@ -223,7 +224,7 @@ func (r *FederationReconciler) lastAnchor(ctx context.Context, from client.Reade
 // run was for, stamped on the anchor, is recorded as handled. It reads from from: the
 // cache on every reconcile, the API server right before a run.
 func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
-	anchors, err := anchorMetadata(ctx, from, fed.Namespace, client.MatchingLabels{federationLabel: fed.Name})
+	anchors, err := anchorMetadata(ctx, from, fed.Namespace, client.MatchingLabels{federation.FederationLabel: fed.Name})
 	if err != nil {
 		return err
 	}
@@ -252,14 +253,14 @@ func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Rea
 // trusted reports whether the anchor m names is trusted, from a remembered verdict or by
 // reading and verifying it.
 func (r *FederationReconciler) trusted(ctx context.Context, from client.Reader, fed *fv1.Federation, m *metav1.PartialObjectMetadata) (bool, error) {
-	if trusted, ok := r.Trust.known(fed, m.UID, m.Generation); ok {
+	if trusted, ok := r.Trust.Known(fed, m.UID, m.Generation); ok {
 		return trusted, nil
 	}
 	var ca fv1.CrossAnchor
 	if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); err != nil {
 		return false, err
 	}
-	return r.Trust.trustAnchor(fed, &ca) == nil, nil
+	return r.Trust.Verify(fed, &ca) == nil, nil
 }
 
 // anchorMetadata lists the metadata of the CrossAnchors in namespace, in name order

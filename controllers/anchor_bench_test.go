@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -97,10 +98,10 @@ func BenchmarkAnchorRun10k(b *testing.B) {
 		// Started after the fixtures, which name no registered operator, so that it only
 		// marks: the verifier would refuse them. Its first pass over them finds no anchor.
 		mgr := startManager(b, func(ctx context.Context, mgr ctrl.Manager) error {
-			return (&SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bench"), Trust: &anchorTrust{}}).SetupWithManager(ctx, mgr)
+			return (&SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bench"), Trust: &federation.Trust{}}).SetupWithManager(ctx, mgr)
 		})
 		time.Sleep(3 * time.Second)
-		r := &FederationReconciler{Client: mgr.GetClient(), APIReader: c, Trust: &anchorTrust{}}
+		r := &FederationReconciler{Client: mgr.GetClient(), APIReader: c, Trust: &federation.Trust{}}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fed), fed); err != nil {
 			b.Fatal(err)
 		}

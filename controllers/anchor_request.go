@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // This file handles anchor requests: the Kubernetes request/handled pattern (as Flux's
@@ -29,40 +29,17 @@ import (
 // already, by a run that stopped after creating its CrossAnchor: nothing is run again.
 var errRequestAdopted = errors.New("the anchor request was handled by an earlier run")
 
-// requestIDPattern is the grammar of an anchor request's ID: short, and safe to show.
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:+-]{1,128}$`)
-
-// ValidAnchorRequestID reports whether id can name an anchor request: 1 to 128
-// characters of [A-Za-z0-9._:+-].
-func ValidAnchorRequestID(id string) bool { return requestIDPattern.MatchString(id) }
-
-// PendingAnchorRequest returns the ID of the anchor request fed's annotation holds when
-// the controller has not handled it yet, else "". An invalid ID is never pending: the
-// controller does not run for it.
-func PendingAnchorRequest(fed *fv1.Federation) string {
-	id := fed.Annotations[fv1.AnchorRequestAnnotation]
-	if !ValidAnchorRequestID(id) || AnchorRequestHandled(fed, id) {
-		return ""
-	}
-	return id
-}
-
-// AnchorRequestHandled reports whether fed's status records the request id as handled.
-func AnchorRequestHandled(fed *fv1.Federation, id string) bool {
-	return fed.Status.AnchorRequest != nil && fed.Status.AnchorRequest.ID == id
-}
-
 // anchorRequest returns the request a run is owed now, or "". An annotation that is not
 // a valid ID is reported in a Warning Event and otherwise ignored.
 func (r *FederationReconciler) anchorRequest(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) string {
 	id, ok := fed.Annotations[fv1.AnchorRequestAnnotation]
-	if ok && !ValidAnchorRequestID(id) {
+	if ok && !federation.ValidAnchorRequestID(id) {
 		logf.FromContext(ctx).Info("Ignored an invalid anchor request", "annotation", fv1.AnchorRequestAnnotation)
 		*evs = append(*evs, federationEvent{event{corev1.EventTypeWarning, "InvalidAnchorRequest", "Anchor",
 			fmt.Sprintf("annotation %s is not 1 to 128 characters of [A-Za-z0-9._:+-]; no anchor run", fv1.AnchorRequestAnnotation)}, nil})
 		return ""
 	}
-	return PendingAnchorRequest(fed)
+	return federation.PendingAnchorRequest(fed)
 }
 
 // stampRequest marks ca as made by the run of request id, which binds submissions.
@@ -95,26 +72,11 @@ func recordRequest(fed *fv1.Federation, id string, ca *fv1.CrossAnchor, covered 
 // maxRecentRequests is how many handled requests status.recentAnchorRequests keeps.
 const maxRecentRequests = 16
 
-// HandledAnchorRequest returns the record of request id in fed's status (the last
-// request, or one of the recent ones), or nil when it is not handled, or so long ago that
-// status no longer lists it.
-func HandledAnchorRequest(fed *fv1.Federation, id string) *fv1.AnchorRequest {
-	if AnchorRequestHandled(fed, id) {
-		return fed.Status.AnchorRequest
-	}
-	for i := range fed.Status.RecentAnchorRequests {
-		if fed.Status.RecentAnchorRequests[i].ID == id {
-			return &fed.Status.RecentAnchorRequests[i]
-		}
-	}
-	return nil
-}
-
 // adoptRequest records the request stamped on ca, a trusted anchor just adopted as fed's
 // last, as handled by it, unless status records it already.
 func adoptRequest(fed *fv1.Federation, ca *fv1.CrossAnchor, now time.Time) {
 	id := ca.Annotations[fv1.AnchorRequestIDAnnotation]
-	if !ValidAnchorRequestID(id) || AnchorRequestHandled(fed, id) {
+	if !federation.ValidAnchorRequestID(id) || federation.AnchorRequestHandled(fed, id) {
 		return
 	}
 	covered, err := strconv.Atoi(ca.Annotations[fv1.AnchorSubmissionsAnnotation])

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // This file is coverage: which submissions a CrossAnchor covers, and marking them.
@@ -39,31 +39,8 @@ const pendingIndex = "pending"
 // allPending is the pendingIndex value every pending Submission has.
 const allPending = "*"
 
-// participantOf returns ca's participant entry for operator, if it takes part.
-// Participants are in operator ID order (trustAnchor checks it).
-func participantOf(ca *fv1.CrossAnchor, operator fv1.OperatorID) (fv1.Participant, bool) {
-	i, ok := slices.BinarySearchFunc(ca.Spec.Participants, operator, func(p fv1.Participant, id fv1.OperatorID) int {
-		return strings.Compare(string(p.OperatorID), string(id))
-	})
-	if !ok {
-		return fv1.Participant{}, false
-	}
-	return ca.Spec.Participants[i], true
-}
-
-// covers reports whether ca's entry for s's operator reaches s.
-func covers(ca *fv1.CrossAnchor, s *fv1.Submission) bool {
-	p, ok := participantOf(ca, s.Spec.OperatorID)
-	return ok && s.Spec.LastSeq <= p.LastSeq
-}
-
-// isAccepted reports whether s passed every check and so waits for, or has, an anchor.
-func isAccepted(s *fv1.Submission) bool {
-	return meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified))
-}
-
 // isPending reports whether s is accepted and not yet marked anchored.
-func isPending(s *fv1.Submission) bool { return isAccepted(s) && !s.Status.Anchored }
+func isPending(s *fv1.Submission) bool { return federation.IsAccepted(s) && !s.Status.Anchored }
 
 // pendingKeys is the pendingIndex function.
 func pendingKeys(o client.Object) []string {
@@ -83,23 +60,23 @@ func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submi
 		client.MatchingFields{participantIndex: string(sub.Spec.OperatorID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
-	anchors.Items = slices.DeleteFunc(anchors.Items, func(ca fv1.CrossAnchor) bool { return !covers(&ca, sub) })
+	anchors.Items = slices.DeleteFunc(anchors.Items, func(ca fv1.CrossAnchor) bool { return !federation.Covers(&ca, sub) })
 	if len(anchors.Items) == 0 {
 		return nil
 	}
-	fed, err := namespaceFederation(ctx, r.Client, sub.Namespace)
+	fed, err := federation.NamespaceFederation(ctx, r.Client, sub.Namespace)
 	if err != nil {
 		return err
 	}
 	var own fv1.SubmissionList
-	if err := r.List(ctx, &own, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)},
+	if err := r.List(ctx, &own, client.InNamespace(sub.Namespace), client.MatchingFields{federation.OperatorIDIndex: string(sub.Spec.OperatorID)},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
 	for i := range anchors.Items {
 		ca := &anchors.Items[i]
-		if err := r.Trust.trustAnchor(fed, ca); err != nil {
+		if err := r.Trust.Verify(fed, ca); err != nil {
 			continue // the CrossAnchor controller rejects it and says why
 		}
 		if err := boundAgrees(ca, sub.Spec.OperatorID, own.Items); err != nil {
@@ -120,9 +97,9 @@ func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submi
 // boundAgrees checks ca's lastSeq for operator, which the signature does not cover,
 // against the operator's submission whose chain signature ca binds, when that is at hand.
 func boundAgrees(ca *fv1.CrossAnchor, operator fv1.OperatorID, own []fv1.Submission) error {
-	p, _ := participantOf(ca, operator)
+	p, _ := federation.ParticipantOf(ca, operator)
 	for i := range own {
-		if s := &own[i]; isAccepted(s) && s.Spec.ChainSignature == p.ChainSignature && s.Spec.LastSeq != p.LastSeq {
+		if s := &own[i]; federation.IsAccepted(s) && s.Spec.ChainSignature == p.ChainSignature && s.Spec.LastSeq != p.LastSeq {
 			return fmt.Errorf("it binds %s, which ends at seq %d, but records lastSeq %d", s.Name, s.Spec.LastSeq, p.LastSeq)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // TestCovers checks the coverage rule: an anchor's entry for an operator covers that
@@ -29,7 +30,7 @@ func TestCovers(t *testing.T) {
 		{"op_f", 1, false}, // sorts after every participant
 	} {
 		s := &fv1.Submission{Spec: fv1.SubmissionSpec{OperatorID: fv1.OperatorID(c.op), LastSeq: c.last}}
-		if got := covers(ca, s); got != c.want {
+		if got := federation.Covers(ca, s); got != c.want {
 			t.Errorf("covers %s through %d: %v, want %v", c.op, c.last, got, c.want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -51,7 +52,7 @@ func retryWait(schedule []time.Duration, attempts int32) time.Duration {
 // CrossAnchorReconciler finishes the log leg of a cross-anchor: it uploads the record to
 // the Federation's log and records the entry and its proof in status, retrying on the
 // schedule while the log is unavailable, and tells each participant with an Event. An
-// anchor the federation did not make (trustAnchor) is Rejected and never uploaded.
+// anchor the federation did not make (federation.Trust) is Rejected and never uploaded.
 type CrossAnchorReconciler struct {
 	client.Client
 	// APIReader reads the Federation past the cache before an anchor is rejected: its
@@ -63,7 +64,7 @@ type CrossAnchorReconciler struct {
 	// RetrySchedule is the wait after each failed upload; DefaultRetrySchedule when nil.
 	RetrySchedule []time.Duration
 	// Trust verifies CrossAnchors before they are uploaded.
-	Trust *anchorTrust
+	Trust *federation.Trust
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock
@@ -77,14 +78,14 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	fed, err := r.check(ctx, &ca)
-	if err != nil && !errors.Is(err, errUntrusted) && !apierrors.IsNotFound(err) {
+	if err != nil && !errors.Is(err, federation.ErrUntrusted) && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err // not known whether ca is trusted: keep it as it is
 	}
 	if released, perr := r.protect(ctx, &ca, err == nil); released || perr != nil {
 		return ctrl.Result{}, perr
 	}
 	switch {
-	case errors.Is(err, errUntrusted):
+	case errors.Is(err, federation.ErrUntrusted):
 		return ctrl.Result{}, r.reject(ctx, &ca, err)
 	case err != nil:
 		return ctrl.Result{}, err
@@ -99,20 +100,20 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return r.logLeg(ctx, fed, &ca)
 }
 
-// check returns ca's Federation, and an error wrapping errUntrusted when the federation
+// check returns ca's Federation, and an error wrapping federation.ErrUntrusted when the federation
 // did not make ca.
 func (r *CrossAnchorReconciler) check(ctx context.Context, ca *fv1.CrossAnchor) (*fv1.Federation, error) {
 	fed, err := anchorFederation(ctx, r.Client, ca)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
+	if err := r.Trust.Verify(fed, ca); !errors.Is(err, federation.ErrUntrusted) {
 		return fed, err
 	}
 	if fed, err = anchorFederation(ctx, r.APIReader, ca); err != nil {
 		return nil, err
 	}
-	return fed, r.Trust.trustAnchor(fed, ca)
+	return fed, r.Trust.Verify(fed, ca)
 }
 
 // reject records, once, that ca is not the federation's: phase Rejected, and a Warning
@@ -241,9 +242,9 @@ func (r *CrossAnchorReconciler) signingKey(ctx context.Context, fed *fv1.Federat
 // anchorFederation returns the Federation ca's label names, or else the only one in its
 // namespace.
 func anchorFederation(ctx context.Context, c client.Reader, ca *fv1.CrossAnchor) (*fv1.Federation, error) {
-	name := ca.Labels[federationLabel]
+	name := ca.Labels[federation.FederationLabel]
 	if name == "" {
-		return namespaceFederation(ctx, c, ca.Namespace)
+		return federation.NamespaceFederation(ctx, c, ca.Namespace)
 	}
 	var fed fv1.Federation
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ca.Namespace, Name: name}, &fed); err != nil {
@@ -253,7 +254,7 @@ func anchorFederation(ctx context.Context, c client.Reader, ca *fv1.CrossAnchor)
 }
 
 // finished reports whether nothing is left to do for ca: it is in the log, or refused by
-// the log or by trustAnchor for good.
+// the log or by federation.Trust for good.
 func finished(ca *fv1.CrossAnchor) bool {
 	switch ca.Status.Phase {
 	case fv1.PhaseAnchored, fv1.PhaseAnchorRejected:
@@ -268,7 +269,7 @@ func finished(ca *fv1.CrossAnchor) bool {
 func (r *CrossAnchorReconciler) notifyParticipants(ctx context.Context, ca *fv1.CrossAnchor) {
 	for _, p := range ca.Spec.Participants {
 		var ops fv1.FederationOperatorList
-		if err := r.List(ctx, &ops, client.InNamespace(ca.Namespace), client.MatchingFields{operatorIDIndex: string(p.OperatorID)}); err != nil {
+		if err := r.List(ctx, &ops, client.InNamespace(ca.Namespace), client.MatchingFields{federation.OperatorIDIndex: string(p.OperatorID)}); err != nil {
 			logf.FromContext(ctx).Error(err, "list participant", "operatorID", p.OperatorID)
 			continue
 		}

@@ -1,7 +1,8 @@
 // Package controllers holds one reconciler per federation.cairn.dev kind. Each moves its
 // own conditions and leaves the rest to its neighbours: verifying a Submission, choosing
 // the next CrossAnchor and finishing its transparency-log leg are separate steps linked
-// through status.
+// through status. The rules they apply are internal/federation's, which the HTTP API
+// (webhook/) applies too. Others use only Setup, its Options and Hooks.
 //
 // The RBAC markers below are the manager's permissions; `make manifests` turns them into
 // config/rbac/role.yaml.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -44,7 +45,7 @@ type FederationReconciler struct {
 	Recorder  events.EventRecorder
 	Logs      *Logs
 	// Trust verifies CrossAnchors before they are adopted, counted or re-signed.
-	Trust *anchorTrust
+	Trust *federation.Trust
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock

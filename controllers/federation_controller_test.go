@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -34,7 +35,7 @@ func newFederation(ns string, change func(*fv1.Federation)) *fv1.Federation {
 	return fed
 }
 
-// currentFederation reads fed as it is now, with the key history Receipt checks against.
+// currentFederation reads fed as it is now, with the key history federation.Receipt checks against.
 func currentFederation(fed *fv1.Federation) *fv1.Federation {
 	GinkgoHelper()
 	var f fv1.Federation
@@ -64,7 +65,7 @@ func federationSigningKey(fed *fv1.Federation) ed25519.PrivateKey {
 	GinkgoHelper()
 	var s corev1.Secret
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: fed.Name + "-signing-key"}, &s)).To(Succeed())
-	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
+	key, err := protocol.ParsePrivateKeyPEM(s.Data[federation.SigningKeySecretKey])
 	Expect(err).NotTo(HaveOccurred())
 	return key
 }
@@ -107,7 +108,7 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	Expect(err).NotTo(HaveOccurred())
 	logKey, err := log.PublicKey(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	raw, err := Receipt(currentFederation(fed), ca, key, logKey)
+	raw, err := federation.Receipt(currentFederation(fed), ca, key, logKey)
 	Expect(err).NotTo(HaveOccurred())
 	for range ca.Spec.Participants { // each participant is handed the same receipt
 		report, err := protocol.VerifyReceipt(raw, fedPub)
@@ -195,7 +196,7 @@ var _ = Describe("Federation", Label("log"), func() {
 		text, err := protocol.MarshalPrivateKeyPEM(op.key)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-signing-key"},
-			Data: map[string][]byte{SigningKeySecretKey: text}})).To(Succeed())
+			Data: map[string][]byte{federation.SigningKeySecretKey: text}})).To(Succeed())
 		fed := newFederation(ns, nil)
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) fv1.PublicKeyPEM { return s.PublicKeyPEM }, Equal(op.pem())))
 		Expect(conditionReason(fv1.ConditionKeyReady)(federationStatus(fed)().Conditions)).To(Equal("True/KeyLoaded"))

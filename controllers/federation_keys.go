@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -27,7 +28,7 @@ func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation,
 	key, created, err := federationKey(ctx, r.Client, fed)
 	if err != nil {
 		reason := fv1.ReasonKeyInvalid
-		if errors.Is(err, ErrSigningKeyMissing) {
+		if errors.Is(err, federation.ErrSigningKeyMissing) {
 			reason = fv1.ReasonKeyMissing
 		}
 		if c := meta.FindStatusCondition(fed.Status.Conditions, string(fv1.ConditionKeyReady)); c == nil || c.Reason != reason {
@@ -44,7 +45,7 @@ func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation,
 		r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyLoaded, "the signing key was read from its Secret")
 	}
 	if fed.Status.SigningKeySecret == "" {
-		fed.Status.SigningKeySecret = secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+		fed.Status.SigningKeySecret = federation.SecretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
 	}
 	if len(fed.Status.KeyHistory) == 0 {
 		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
@@ -109,7 +110,7 @@ func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federati
 // any other error.
 func logKeyReason(err error) string {
 	switch {
-	case errors.Is(err, ErrNoLogKey):
+	case errors.Is(err, federation.ErrNoLogKey):
 		return fv1.ReasonLogKeyMissing
 	case errors.Is(err, tlog.ErrKeyMismatch):
 		return fv1.ReasonLogKeyMismatch

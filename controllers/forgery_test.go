@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -28,11 +29,11 @@ import (
 // that recomputes and fed's public key, but a signature the federation never made.
 func forgedAnchor(fed *fv1.Federation, name string, sub *fv1.Submission) *fv1.CrossAnchor {
 	GinkgoHelper()
-	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: name, Labels: map[string]string{federationLabel: fed.Name}}}
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: name, Labels: map[string]string{federation.FederationLabel: fed.Name}}}
 	ca.Spec.AnchorID = fv1.AnchorID(name)
 	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(suiteClock.Now().UTC())
 	ca.Spec.Participants = []fv1.Participant{{OperatorID: sub.Spec.OperatorID, ChainSignature: sub.Spec.ChainSignature, LastSeq: sub.Spec.LastSeq}}
-	r := anchorReceipt(ca)
+	r := federation.AnchorReceipt(ca)
 	hash, err := protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt)
 	Expect(err).NotTo(HaveOccurred())
 	ca.Spec.CrossAnchorHash = fv1.Hash(hash)
@@ -102,10 +103,10 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 		By("no receipt is signed for a forged anchor, and one built from it does not verify")
 		key := federationSigningKey(fed)
 		for _, ca := range forged {
-			_, err := Receipt(currentFederation(fed), ca, key, nil)
-			Expect(err).To(MatchError(errUntrusted))
+			_, err := federation.Receipt(currentFederation(fed), ca, key, nil)
+			Expect(err).To(MatchError(federation.ErrUntrusted))
 		}
-		raw, err := json.Marshal(anchorReceipt(forged[0]))
+		raw, err := json.Marshal(federation.AnchorReceipt(forged[0]))
 		Expect(err).NotTo(HaveOccurred())
 		dir := GinkgoT().TempDir()
 		Expect(os.WriteFile(filepath.Join(dir, "receipt.json"), raw, 0o600)).To(Succeed())

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -30,7 +31,7 @@ const resignWindow = 90 * 24 * time.Hour
 // use.
 func rotationPending(fed *fv1.Federation) bool {
 	return fed.Status.SigningKeySecret != "" &&
-		fed.Status.SigningKeySecret != secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+		fed.Status.SigningKeySecret != federation.SecretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
 }
 
 // rotateKey moves fed from oldKey to the key of the Secret spec names. It returns the key
@@ -38,12 +39,12 @@ func rotationPending(fed *fv1.Federation) bool {
 // anchors to reach the log, or for the log).
 func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federation, oldKey ed25519.PrivateKey, evs *[]federationEvent) (ed25519.PrivateKey, error) {
 	var list fv1.CrossAnchorList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil {
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(fed.Namespace), client.MatchingLabels{federation.FederationLabel: fed.Name}); err != nil {
 		return oldKey, err
 	}
 	// Only the federation's own anchors count: one anyone else made must not hold the
 	// rotation up, and is not re-signed.
-	anchors := slices.DeleteFunc(list.Items, func(ca fv1.CrossAnchor) bool { return r.Trust.trustAnchor(fed, &ca) != nil })
+	anchors := slices.DeleteFunc(list.Items, func(ca fv1.CrossAnchor) bool { return r.Trust.Verify(fed, &ca) != nil })
 	for _, ca := range anchors {
 		if ca.Status.Phase != fv1.PhaseAnchored {
 			r.setCondition(fed, fv1.ConditionKeyReady, metav1.ConditionTrue, fv1.ReasonKeyRotationWaiting,
@@ -51,7 +52,7 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 			return oldKey, nil
 		}
 	}
-	name := secretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
+	name := federation.SecretName(fed, fed.Spec.SigningKeySecretRef, "signing-key")
 	newKey, _, err := signingKey(ctx, r.Client, fed, name)
 	if err != nil {
 		return oldKey, err
@@ -131,7 +132,7 @@ func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAn
 		if err != nil || now.Sub(at) > resignWindow || signedBy(ca, fv1.PublicKeyPEM(pemText)) {
 			continue
 		}
-		signed, _, err := signReceipt(ca, newKey, logKey)
+		signed, _, err := federation.SignReceipt(ca, newKey, logKey)
 		if err != nil {
 			return err
 		}

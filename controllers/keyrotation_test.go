@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -52,7 +53,7 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(anchored.Spec.FederationPublicKeyPEM).NotTo(Equal(newOp.pem()), "the anchor keeps the key that signed it")
 		logKey := suiteLogKey(fed)
 		for _, k := range []ed25519.PrivateKey{oldKey, newOp.key} {
-			raw, err := Receipt(currentFederation(fed), &anchored, k, logKey)
+			raw, err := federation.Receipt(currentFederation(fed), &anchored, k, logKey)
 			Expect(err).NotTo(HaveOccurred())
 			// Issue 14, hole 4: the re-signed receipt's log leg verifies too, although
 			// the logged record is signed by the old key.
@@ -77,11 +78,11 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(second.Spec.FederationPublicKeyPEM).To(Equal(newOp.pem()))
 		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, second.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
 		logged := getAnchor(ns, second.Name)
-		raw, err := Receipt(currentFederation(fed), &logged, newOp.key, logKey)
+		raw, err := federation.Receipt(currentFederation(fed), &logged, newOp.key, logKey)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = protocol.VerifyReceipt(raw, newOp.pub())
 		Expect(err).NotTo(HaveOccurred())
-		_, err = Receipt(currentFederation(fed), &logged, oldKey, logKey)
+		_, err = federation.Receipt(currentFederation(fed), &logged, oldKey, logKey)
 		Expect(err).To(HaveOccurred(), "the old key never signed the new anchor")
 	})
 })
@@ -93,7 +94,7 @@ func rotateTo(fed *fv1.Federation, key testOperator) *corev1.Secret {
 	text, err := protocol.MarshalPrivateKeyPEM(key.key)
 	Expect(err).NotTo(HaveOccurred())
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: fed.Name + "-signing-key-2"},
-		Data: map[string][]byte{SigningKeySecretKey: text}}
+		Data: map[string][]byte{federation.SigningKeySecretKey: text}}
 	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())

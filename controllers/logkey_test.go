@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -68,14 +69,14 @@ var _ = Describe("A Federation whose embedded log was restored", Label("log"), f
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fed-log-key"}, &corev1.Secret{}))).
 			To(BeTrue(), "no key is generated for a log that exists")
 		Expect(os.ReadFile(filepath.Join(dir, "checkpoint"))).To(Equal(checkpoint), "the log is not re-signed")
-		_, err = LogPublicKeyPEM(ctx, k8sClient, fed)
-		Expect(err).To(MatchError(ErrNoLogKey), "the API presents no log key either")
+		_, err = federation.LogPublicKeyPEM(ctx, k8sClient, fed)
+		Expect(err).To(MatchError(federation.ErrNoLogKey), "the API presents no log key either")
 
 		// Another key in the Secret: refused just as loudly.
 		otherKey, err := tlog.GenerateLogKey("cairn.federation/" + old + "/fed")
 		Expect(err).NotTo(HaveOccurred())
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-log-key"},
-			Data: map[string][]byte{LogKeySecretKey: []byte(otherKey)}}
+			Data: map[string][]byte{federation.LogKeySecretKey: []byte(otherKey)}}
 		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
 		touchFederation(fed) // Secrets are not watched: a restore is noticed within logRetry
 		Eventually(federationStatus(fed)).Should(And(

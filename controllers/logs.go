@@ -15,10 +15,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
-// federationLabel marks the objects a Federation's controllers create for it (Secrets,
-// CrossAnchors) with the Federation's name.
-const federationLabel = "federation.cairn.dev/federation"
-
 // Logs opens each Federation's transparency log once and keeps it while the Federation's
 // spec.transparencyLog stays the same. Embedded logs live in Dir/<namespace>/<name>.
 type Logs struct {
@@ -38,7 +34,7 @@ type openLog struct {
 }
 
 // For returns fed's log, opening it on first use. An embedded log that exists but whose
-// key Secret does not is ErrNoLogKey; one whose key Secret holds another key is
+// key Secret does not is federation.ErrNoLogKey; one whose key Secret holds another key is
 // tlog.ErrKeyMismatch. Neither is cached: each call tries again, so a restored Secret
 // takes effect at the next reconcile.
 func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (tlog.Log, error) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"time"
 
@@ -17,40 +16,22 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // This file keeps each Federation's weekly log snapshots: once per ISO week, the log's
 // latest checkpoint (a note the log signed), verified under the log's key and checked not
-// to go back on the last snapshot, is stored in the ConfigMap LogSnapshotsName names, one
+// to go back on the last snapshot, is stored in the ConfigMap federation.LogSnapshotsName names, one
 // key a week. An auditor who saved last week's snapshot can ask the log to prove this
 // week's extends it; the federation API serves them (GET /federation/log/snapshots).
 //
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;create;update;delete
 
-// DefaultSnapshotInterval is how often the snapshotter looks whether this week's snapshot
-// is taken.
-const DefaultSnapshotInterval = time.Hour
-
 // ReasonLogInconsistent is the Warning Event of a log whose checkpoint goes back on the
 // last snapshot: smaller, or as large with another root, or under another origin.
 const ReasonLogInconsistent = "LogInconsistent"
-
-// weekKey matches a snapshot's key: an ISO year and week, such as 2026-W48.
-var weekKey = regexp.MustCompile(`^[0-9]{4}-W[0-9]{2}$`)
-
-// LogSnapshotsName is the name of fed's snapshot ConfigMap, in fed's namespace.
-func LogSnapshotsName(fed string) string { return fed + "-log-snapshots" }
-
-// SnapshotWeek is the key of t's week: its ISO year and week, such as 2026-W48.
-func SnapshotWeek(t time.Time) string {
-	year, week := t.UTC().ISOWeek()
-	return fmt.Sprintf("%04d-W%02d", year, week)
-}
-
-// IsSnapshotWeek reports whether key has the form of a snapshot's key.
-func IsSnapshotWeek(key string) bool { return weekKey.MatchString(key) }
 
 // logSnapshotter takes the weekly snapshots on the leader.
 type logSnapshotter struct {
@@ -100,13 +81,13 @@ func (s *logSnapshotter) snapshotAll(ctx context.Context) {
 
 // snapshot stores this week's checkpoint of fed's log unless it is stored already.
 func (s *logSnapshotter) snapshot(ctx context.Context, fed *fv1.Federation) error {
-	week := SnapshotWeek(s.now())
+	week := federation.SnapshotWeek(s.now())
 	var cm corev1.ConfigMap
-	err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: LogSnapshotsName(fed.Name)}, &cm)
+	err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: federation.LogSnapshotsName(fed.Name)}, &cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: LogSnapshotsName(fed.Name),
-			Labels: map[string]string{federationLabel: fed.Name}}}
+		cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: federation.LogSnapshotsName(fed.Name),
+			Labels: map[string]string{federation.FederationLabel: fed.Name}}}
 	case err != nil:
 		return err
 	case cm.Data[week] != "":
@@ -153,7 +134,7 @@ func (s *logSnapshotter) snapshot(ctx context.Context, fed *fv1.Federation) erro
 func goesBack(stored map[string]string, key any, cp *protocol.Checkpoint) string {
 	weeks := slices.Sorted(maps.Keys(stored))
 	for i := len(weeks) - 1; i >= 0; i-- {
-		if !IsSnapshotWeek(weeks[i]) {
+		if !federation.IsSnapshotWeek(weeks[i]) {
 			continue
 		}
 		last, err := protocol.OpenCheckpoint([]byte(stored[weeks[i]]), key)

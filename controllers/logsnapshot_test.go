@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -58,7 +59,7 @@ var _ = Describe("Weekly log snapshots", Label("log"), func() {
 
 	snapshots := func() map[string]string {
 		var cm corev1.ConfigMap
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: LogSnapshotsName(fed.Name)}, &cm)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: federation.LogSnapshotsName(fed.Name)}, &cm)).To(Succeed())
 		return cm.Data
 	}
 
@@ -88,7 +89,7 @@ var _ = Describe("Weekly log snapshots", Label("log"), func() {
 		}
 		var secret corev1.Secret
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: fed.Name + "-log-key"}, &secret)).To(Succeed())
-		signer, err := note.NewSigner(string(secret.Data[LogKeySecretKey]))
+		signer, err := note.NewSigner(string(secret.Data[federation.LogKeySecretKey]))
 		Expect(err).NotTo(HaveOccurred())
 		current, _, err := embeddedCheckpoint(fed)
 		Expect(err).NotTo(HaveOccurred())
@@ -96,7 +97,7 @@ var _ = Describe("Weekly log snapshots", Label("log"), func() {
 		forged, err := note.Sign(&note.Note{Text: fmt.Sprintf("%s\n%d\n%s\n", current.Origin, current.Size+100,
 			base64.StdEncoding.EncodeToString(root[:]))}, signer)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: LogSnapshotsName(fed.Name)},
+		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: federation.LogSnapshotsName(fed.Name)},
 			Data: map[string]string{"2026-W47": string(forged)}})).To(Succeed())
 
 		Expect(s.snapshot(ctx, fed)).To(MatchError(ContainSubstring("fewer than the")))

@@ -18,6 +18,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -101,7 +102,7 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 		return nil, err
 	}
 	if holder != nil {
-		return r.reject(fo, fv1.ReasonDuplicateKey, DescribeHolder(holder)+
+		return r.reject(fo, fv1.ReasonDuplicateKey, federation.DescribeHolder(holder)+
 			" holds or once held this key, and an operator ID is never registered twice"), nil
 	}
 	now := metav1.NewTime(r.now())
@@ -119,32 +120,20 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 // update applies, to an Active or Suspended operator, a key rotation (a changed publicKeyPEM) or a
 // withdrawal.
 func (r *FederationOperatorReconciler) update(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
-	current := currentKey(fo)
+	current := federation.CurrentKey(fo)
 	if fo.Spec.PublicKeyPEM != current.PublicKeyPEM {
 		return r.rotate(ctx, fo, current)
 	}
 	if fo.Spec.Withdrawal != nil {
-		return r.withdraw(fo, mustKey(current.PublicKeyPEM)), nil
+		return r.withdraw(fo, federation.MustKey(current.PublicKeyPEM)), nil
 	}
 	return nil, nil
-}
-
-// mustKey parses a key the API server's validation and the controller have both
-// accepted before; nil if it somehow does not parse, which no signature verifies under.
-func mustKey(pemText fv1.PublicKeyPEM) ed25519.PublicKey {
-	pub, _ := protocol.ParsePublicKeyPEM([]byte(pemText))
-	return pub
-}
-
-// currentKey is the key fo holds now: the last of its key history.
-func currentKey(fo *fv1.FederationOperator) *fv1.KeyRecord {
-	return &fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1]
 }
 
 // rotate moves fo to the key in its spec, if spec.keyRotation is signed by both keys and
 // no operator, fo included, ever held the new key.
 func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.FederationOperator, current *fv1.KeyRecord) (*event, error) {
-	newPub, reason, msg := CheckRotation(fo, r.now())
+	newPub, reason, msg := federation.CheckRotation(fo, r.now())
 	if reason != "" {
 		return refuseRotation(fo, reason, msg), nil
 	}
@@ -154,7 +143,7 @@ func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.Feder
 		return nil, err
 	}
 	if holder != nil {
-		return refuseRotation(fo, fv1.ReasonDuplicateKey, DescribeHolder(holder)+" holds or once held the new key"), nil
+		return refuseRotation(fo, fv1.ReasonDuplicateKey, federation.DescribeHolder(holder)+" holds or once held the new key"), nil
 	}
 	now := metav1.NewTime(r.now())
 	current.ValidUntil = &now
@@ -163,31 +152,6 @@ func (r *FederationOperatorReconciler) rotate(ctx context.Context, fo *fv1.Feder
 	meta.SetStatusCondition(&fo.Status.Conditions, metav1.Condition{Type: string(fv1.ConditionSignatureVerified),
 		Status: metav1.ConditionTrue, Reason: fv1.ReasonKeyRotated, Message: "rotated to " + protocol.Fingerprint(newPub), ObservedGeneration: fo.Generation})
 	return &event{corev1.EventTypeNormal, fv1.ReasonKeyRotated, "RotateKey", "rotated to the key with fingerprint " + protocol.Fingerprint(newPub)}, nil
-}
-
-// CheckRotation checks the key rotation a registered fo asks for by a spec.publicKeyPEM
-// other than its current key: spec.keyRotation must be signed by the current key and the
-// new one within five minutes of now, and fo must never have held the new key. It returns
-// the new key, or the reason and message of the refusal. Whether another operator holds
-// or held the new key is KeyHolder's to say.
-func CheckRotation(fo *fv1.FederationOperator, now time.Time) (newPub ed25519.PublicKey, reason, msg string) {
-	if len(fo.Status.KeyHistory) == 0 {
-		return nil, fv1.ReasonKeyRotationInvalid, "the operator has no current key to rotate from"
-	}
-	currentPub := mustKey(currentKey(fo).PublicKeyPEM)
-	err := errors.New("publicKeyPEM changed without a keyRotation")
-	if kr := fo.Spec.KeyRotation; kr != nil {
-		newPub, err = protocol.KeyRotation{OperatorID: protocol.OperatorID(currentPub), NewPublicKey: string(fo.Spec.PublicKeyPEM),
-			RotationAt: string(kr.RotationAt), OldKeySignature: string(kr.OldKeySignature), NewKeySignature: string(kr.NewKeySignature),
-		}.Verify(currentPub, now)
-	}
-	if err != nil {
-		return nil, fv1.ReasonKeyRotationInvalid, err.Error()
-	}
-	if heldKey(fo, protocol.OperatorID(newPub)) {
-		return nil, fv1.ReasonKeyRotationInvalid, "this operator held the new key before, and a key rotated out never comes back"
-	}
-	return newPub, "", ""
 }
 
 // refuseRotation records on fo that its key rotation is refused for reason; the current

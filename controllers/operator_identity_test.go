@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -168,7 +169,7 @@ func observed(gen int64) OmegaMatcher {
 	return WithTransform(func(s fv1.FederationOperatorStatus) int64 { return s.ObservedGeneration }, BeNumerically(">=", gen))
 }
 
-// TestKeyIDs checks what operatorKeyIndex files an operator under: every key of its key
+// TestKeyIDs checks what federation.OperatorKeyIndex files an operator under: every key of its key
 // history and its spec's key, each once.
 func TestKeyIDs(t *testing.T) {
 	k1, k2, k3 := newTestOperator(101, ""), newTestOperator(102, ""), newTestOperator(103, "")
@@ -201,7 +202,7 @@ func TestKeyIDs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fo := &fv1.FederationOperator{Spec: fv1.FederationOperatorSpec{PublicKeyPEM: tc.spec},
 				Status: fv1.FederationOperatorStatus{KeyHistory: tc.history}}
-			got := keyIDs(fo)
+			got := federation.KeyIDs(fo)
 			want := make([]string, len(tc.want))
 			for i, id := range tc.want {
 				want[i] = string(id)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // recordFinalizer keeps a CrossAnchor while its Federation exists. A cross-anchor is a
@@ -33,7 +34,7 @@ const recordFinalizer = "federation.cairn.dev/record"
 // be reconciled further. A deleted trusted anchor whose Federation exists is kept, with a
 // Warning Event.
 func (r *CrossAnchorReconciler) protect(ctx context.Context, ca *fv1.CrossAnchor, trusted bool) (released bool, err error) {
-	fedName := ca.Labels[federationLabel]
+	fedName := ca.Labels[federation.FederationLabel]
 	has := slices.Contains(ca.Finalizers, recordFinalizer)
 	if ca.DeletionTimestamp == nil {
 		if has || fedName == "" || !trusted { // an anchor no run made is not ours to keep
@@ -80,7 +81,7 @@ func (r *CrossAnchorReconciler) setFinalizers(ctx context.Context, ca *fv1.Cross
 // deletedAnchorsOf maps a Federation to its CrossAnchors that wait, deleted, for it to go.
 func (r *CrossAnchorReconciler) deletedAnchorsOf(ctx context.Context, o client.Object) []reconcile.Request {
 	var anchors fv1.CrossAnchorList
-	if err := r.List(ctx, &anchors, client.InNamespace(o.GetNamespace()), client.MatchingLabels{federationLabel: o.GetName()},
+	if err := r.List(ctx, &anchors, client.InNamespace(o.GetNamespace()), client.MatchingLabels{federation.FederationLabel: o.GetName()},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -27,11 +28,11 @@ var _ = Describe("Receipts", Label("log"), func() {
 		key, logKey := federationSigningKey(fed), suiteLogKey(fed)
 
 		By("the receipt signs the log's key and the anchor's key")
-		raw, err := Receipt(currentFederation(fed), &anchored, key, logKey)
+		raw, err := federation.Receipt(currentFederation(fed), &anchored, key, logKey)
 		Expect(err).NotTo(HaveOccurred())
 		report, err := protocol.VerifyReceipt(raw, key.Public().(ed25519.PublicKey))
 		Expect(err).NotTo(HaveOccurred())
-		logPEM, err := logKeyPEM(logKey)
+		logPEM, err := federation.LogKeyPEM(logKey)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(*report.Receipt.TLogPublicKeyPEM).To(Equal(logPEM))
 		Expect(*report.Receipt.TLogRecordPublicKeyPEM).To(Equal(string(anchored.Spec.FederationPublicKeyPEM)))
@@ -49,12 +50,12 @@ var _ = Describe("Receipts", Label("log"), func() {
 		} {
 			ca := anchored.DeepCopy()
 			edit(ca)
-			_, err := Receipt(currentFederation(fed), ca, key, logKey)
+			_, err := federation.Receipt(currentFederation(fed), ca, key, logKey)
 			Expect(err).To(HaveOccurred(), what)
 		}
-		_, err = Receipt(currentFederation(fed), &anchored, key, nil)
+		_, err = federation.Receipt(currentFederation(fed), &anchored, key, nil)
 		Expect(err).To(HaveOccurred(), "no log key")
-		_, err = Receipt(currentFederation(fed), &anchored, key, key.Public())
+		_, err = federation.Receipt(currentFederation(fed), &anchored, key, key.Public())
 		Expect(err).To(HaveOccurred(), "another log's key")
 
 		By("an anchor logged before the embedded log signed entry timestamps gets one back")
@@ -67,7 +68,7 @@ var _ = Describe("Receipts", Label("log"), func() {
 		Eventually(func() string { return getAnchor(ns, name).Status.SignedEntryTimestamp }).ShouldNot(BeEmpty())
 		refreshed := getAnchor(ns, name)
 		Expect(refreshed.Status.Phase).To(Equal(fv1.PhaseAnchored))
-		_, err = Receipt(currentFederation(fed), &refreshed, key, logKey)
+		_, err = federation.Receipt(currentFederation(fed), &refreshed, key, logKey)
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // This file schedules a Federation's anchor runs: when the next one is due, and the
@@ -50,7 +51,7 @@ func (r *FederationReconciler) count(ctx context.Context, fed *fv1.Federation) e
 	}
 	fed.Status.PendingCount = 0
 	for i := range pending {
-		if _, suspended := fed.Suspension(pending[i].Spec.OperatorID); (last == nil || !covers(last, &pending[i])) && len(suspended) == 0 {
+		if _, suspended := fed.Suspension(pending[i].Spec.OperatorID); (last == nil || !federation.Covers(last, &pending[i])) && len(suspended) == 0 {
 			fed.Status.PendingCount++
 		}
 	}

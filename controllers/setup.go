@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // Options configures the controllers.
@@ -25,7 +26,7 @@ type Options struct {
 	// Hooks are called at the steps of an anchor; all nil in production.
 	Hooks Hooks
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
-	// taken; 0 means DefaultSnapshotInterval.
+	// taken; 0 means federation.DefaultSnapshotInterval.
 	SnapshotInterval time.Duration
 }
 
@@ -57,7 +58,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	now := clock{Now: o.Now}
-	trust := &anchorTrust{}
+	trust := &federation.Trust{}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
 		Logs: logs, clock: now}
 	if err := operators.SetupWithManager(ctx, mgr); err != nil {
@@ -80,7 +81,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	interval := o.SnapshotInterval
 	if interval <= 0 {
-		interval = DefaultSnapshotInterval
+		interval = federation.DefaultSnapshotInterval
 	}
 	return mgr.Add(&logSnapshotter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), logs: logs,
 		recorder: mgr.GetEventRecorder("federation-controller"), interval: interval, clock: now})

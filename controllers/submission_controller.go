@@ -2,10 +2,8 @@ package controllers
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,12 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
-
-// operatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
-// spec.operatorID.
-const operatorIDIndex = "operatorID"
 
 // submissionWorkers is how many Submissions are verified at once: each waits mostly on
 // two status writes.
@@ -48,7 +43,7 @@ type SubmissionReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	// Trust verifies CrossAnchors before they are marked from.
-	Trust *anchorTrust
+	Trust *federation.Trust
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock
@@ -61,7 +56,7 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, &sub); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if done(&sub) {
+	if federation.Decided(&sub) {
 		if !isPending(&sub) {
 			return ctrl.Result{}, nil
 		}
@@ -120,19 +115,6 @@ func refuse(sub *fv1.Submission, t fv1.ConditionType, reason, msg string) *event
 	return &event{corev1.EventTypeWarning, reason, "Verify", msg}
 }
 
-// done reports whether sub has its final verdict: refused, or accepted.
-func done(sub *fv1.Submission) bool {
-	if ready := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionReady)); ready != nil {
-		return ready.Reason != fv1.ReasonOperatorUnknown
-	}
-	// Verdicts written before Ready was.
-	sig := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionSignatureVerified))
-	if sig != nil && sig.Status == metav1.ConditionFalse && sig.Reason != fv1.ReasonOperatorUnknown {
-		return true
-	}
-	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
-}
-
 // operator returns the operator sub names by status.operatorID when it is Active or
 // Withdrawn, else nil. Rejected objects are never considered: register records the ID
 // of a key before it checks the proof. When more than one object that is not Rejected
@@ -140,7 +122,7 @@ func done(sub *fv1.Submission) bool {
 // op is nil. The FederationOperator controller keeps IDs unique; this is the second wall.
 func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission) (op *fv1.FederationOperator, ambiguous string, err error) {
 	var ops fv1.FederationOperatorList
-	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{operatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
+	if err := r.List(ctx, &ops, client.InNamespace(sub.Namespace), client.MatchingFields{federation.OperatorIDIndex: string(sub.Spec.OperatorID)}); err != nil {
 		return nil, "", err
 	}
 	claims := slices.DeleteFunc(ops.Items, func(o fv1.FederationOperator) bool {
@@ -176,7 +158,7 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		r.accept(sub, "") // accepted before the status write failed or was lost
 		return nil, nil
 	}
-	if reason, msg := checkContinuity(sub, head); reason != "" {
+	if reason, msg := federation.CheckContinuity(sub, head); reason != "" {
 		return refuse(sub, fv1.ConditionContinuityVerified, reason, msg), nil
 	}
 	if msg, err := r.overPendingLimit(ctx, sub); msg != "" || err != nil {
@@ -246,7 +228,7 @@ const DefaultMaxPendingPerOperator = 1000
 // cache's lag of each other can pass it together.
 func (r *SubmissionReconciler) overPendingLimit(ctx context.Context, sub *fv1.Submission) (string, error) {
 	limit := int32(DefaultMaxPendingPerOperator)
-	if fed, err := namespaceFederation(ctx, r.Client, sub.Namespace); err == nil && fed.Spec.MaxPendingPerOperator > 0 {
+	if fed, err := federation.NamespaceFederation(ctx, r.Client, sub.Namespace); err == nil && fed.Spec.MaxPendingPerOperator > 0 {
 		limit = fed.Spec.MaxPendingPerOperator
 	}
 	var pending fv1.SubmissionList
@@ -268,57 +250,11 @@ func checkSignature(sub *fv1.Submission, op *fv1.FederationOperator) (reason, ms
 	if err != nil {
 		return fv1.ReasonSignatureInvalid, fmt.Sprintf("publicKeyPEM: %v", err)
 	}
-	if current := mustKey(currentKey(op).PublicKeyPEM); !pub.Equal(current) {
+	if current := federation.MustKey(federation.CurrentKey(op).PublicKeyPEM); !pub.Equal(current) {
 		return fv1.ReasonSignatureInvalid, "signed by a key that is not " + op.Name + "'s current key"
 	}
-	reason, _, msg = VerifySubmissionHeader(&sub.Spec, pub)
+	reason, _, msg = federation.VerifySubmissionHeader(&sub.Spec, pub)
 	return reason, msg
-}
-
-// VerifySubmissionHeader returns the reason, the spec field at fault and a message when
-// s.signedHeader is not signed by pub (s.signature; field "signedHeader"), or a field of s
-// is not the header's (ReasonHeaderMismatch; the message states both values); all ""
-// when it verifies and matches. Whether pub is the operator's current key is the
-// Submission controller's to check, once the operator is registered.
-func VerifySubmissionHeader(s *fv1.SubmissionSpec, pub ed25519.PublicKey) (reason, field, msg string) {
-	h, err := protocol.VerifySignedHeader([]byte(s.SignedHeader), string(s.Signature), pub)
-	if err != nil {
-		return fv1.ReasonSignatureInvalid, "signedHeader", fmt.Sprintf("signedHeader: %v", err)
-	}
-	for _, c := range [...]struct{ field, spec, header string }{
-		{"chainSignature", string(s.ChainSignature), h.ChainSignature},
-		{"entryCount", strconv.FormatInt(s.EntryCount, 10), strconv.FormatInt(h.EntryCount, 10)},
-		{"firstSeq", strconv.FormatInt(s.FirstSeq, 10), strconv.FormatInt(h.FirstSeq, 10)},
-		{"lastSeq", strconv.FormatInt(s.LastSeq, 10), strconv.FormatInt(h.LastSeq, 10)},
-		{"firstPrevHash", string(s.FirstPrevHash), h.FirstPrevHash},
-		{"lastHMACHash", string(s.LastHMACHash), h.LastHMACHash},
-		{"exportedAt", string(s.ExportedAt), h.ExportedAt},
-	} {
-		if c.spec != c.header {
-			return fv1.ReasonHeaderMismatch, c.field, fmt.Sprintf("spec.%s is %s, the signed header says %s", c.field, c.spec, c.header)
-		}
-	}
-	return "", "", ""
-}
-
-// checkContinuity returns the reason and message when sub does not follow head.
-func checkContinuity(sub *fv1.Submission, head *fv1.SubmissionHead) (reason, msg string) {
-	if head == nil {
-		return "", ""
-	}
-	s := &sub.Spec
-	switch {
-	case s.FirstSeq != head.LastSeq+1:
-		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_seq is %d, want %d: %s ended at seq %d",
-			s.FirstSeq, head.LastSeq+1, head.Submission, head.LastSeq)
-	case s.FirstPrevHash != head.LastHMACHash:
-		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_prev_hash is %s, want %s, the last hmac_hash of %s",
-			s.FirstPrevHash, head.LastHMACHash, head.Submission)
-	case s.EntryCount < head.EntryCount:
-		return fv1.ReasonEntryCountRegression, fmt.Sprintf("entry_count %d is below %d, that of %s",
-			s.EntryCount, head.EntryCount, head.Submission)
-	}
-	return "", ""
 }
 
 func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status metav1.ConditionStatus, reason, msg string) {
@@ -331,7 +267,7 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 // changes, and the pending submissions a new CrossAnchor covers.
 func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, operatorIDIndex, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, federation.OperatorIDIndex, func(o client.Object) []string {
 		fo := o.(*fv1.FederationOperator)
 		if fo.Status.Phase == fv1.PhaseRejected { // it records the ID before it checks the proof
 			return nil
@@ -340,7 +276,7 @@ func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
-	if err := idx.IndexField(ctx, &fv1.Submission{}, operatorIDIndex, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &fv1.Submission{}, federation.OperatorIDIndex, func(o client.Object) []string {
 		return []string{string(o.(*fv1.Submission).Spec.OperatorID)}
 	}); err != nil {
 		return err
@@ -376,12 +312,12 @@ func (r *SubmissionReconciler) waiting(ctx context.Context, o client.Object) []r
 		return nil
 	}
 	var subs fv1.SubmissionList
-	if err := r.List(ctx, &subs, client.InNamespace(o.GetNamespace()), client.MatchingFields{operatorIDIndex: string(id)}); err != nil {
+	if err := r.List(ctx, &subs, client.InNamespace(o.GetNamespace()), client.MatchingFields{federation.OperatorIDIndex: string(id)}); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range subs.Items {
-		if !done(&subs.Items[i]) {
+		if !federation.Decided(&subs.Items[i]) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&subs.Items[i])})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 func submissionStatus(ns, name string) func() fv1.SubmissionStatus {
@@ -130,11 +131,11 @@ func TestCheckContinuityEntryCount(t *testing.T) {
 	sub := &fv1.Submission{Spec: fv1.SubmissionSpec{FirstSeq: seg.firstSeq, LastSeq: seg.lastSeq, EntryCount: seg.lastSeq,
 		FirstPrevHash: fv1.Hash(seg.firstPrevHash)}}
 	head := &fv1.SubmissionHead{Submission: "prev", LastSeq: 10, LastHMACHash: fv1.Hash(op.chainHash(10)), EntryCount: 16}
-	if reason, _ := checkContinuity(sub, head); reason != fv1.ReasonEntryCountRegression {
+	if reason, _ := federation.CheckContinuity(sub, head); reason != fv1.ReasonEntryCountRegression {
 		t.Errorf("entry count 15 after 16: %q, want %q", reason, fv1.ReasonEntryCountRegression)
 	}
 	head.EntryCount = 10
-	if reason, msg := checkContinuity(sub, head); reason != "" {
+	if reason, msg := federation.CheckContinuity(sub, head); reason != "" {
 		t.Errorf("a valid continuation: %s: %s", reason, msg)
 	}
 }

@@ -14,15 +14,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // The admission webhooks refuse, when it is written, a FederationOperator or Submission
 // that its controller would only reject later in status, so that `kubectl apply` answers
-// at once with the reason. They decide with the controllers' own functions
-// (protocol.ParsePublicKeyPEM, protocol.VerifyRegistration, controllers.KeyHolder,
-// controllers.CheckRotation, controllers.VerifySubmissionHeader); the controllers still
+// at once with the reason. They decide with the rules the controllers apply
+// (protocol.ParsePublicKeyPEM, protocol.VerifyRegistration, federation.KeyHolder,
+// federation.CheckRotation, federation.VerifySubmissionHeader); the controllers still
 // check everything, so a cluster without the webhooks is no less safe, only slower to say
 // no. A write that leaves the spec as it was (labels, finalizers) is never refused, so an
 // object written before the webhooks existed can still be relabelled and deleted.
@@ -56,9 +56,9 @@ var omit = field.OmitValueType{}
 // needs spec.publicKeyPEM to be an Ed25519 public key in the exact form
 // protocol.ParsePublicKeyPEM reads (small-order keys, CRLF and other layouts refused),
 // spec.proofOfPossession to verify under it (protocol.VerifyRegistration), and no other
-// operator to hold, have held or have first claimed the key (controllers.KeyHolder).
+// operator to hold, have held or have first claimed the key (federation.KeyHolder).
 // A registered operator's changed publicKeyPEM is a key rotation: spec.keyRotation must
-// verify (controllers.CheckRotation) and no other operator may hold or have held the
+// verify (federation.CheckRotation) and no other operator may hold or have held the
 // new key.
 type OperatorValidator struct {
 	// Reader lists the FederationOperators of the object's namespace.
@@ -95,13 +95,13 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 	if err != nil {
 		return refuseOperator(fo, field.Invalid(spec.Child("publicKeyPEM"), omit, fv1.ReasonKeyInvalid+": "+err.Error()))
 	}
-	if old == nil || !controllers.Registered(fo) {
+	if old == nil || !federation.Registered(fo) {
 		return v.validateRegistration(ctx, fo, pub)
 	}
 	if !rotates(old, fo) {
 		return nil
 	}
-	newPub, reason, msg := controllers.CheckRotation(fo, v.now())
+	newPub, reason, msg := federation.CheckRotation(fo, v.now())
 	if reason != "" {
 		return refuseOperator(fo, field.Invalid(spec.Child("keyRotation"), omit, reason+": "+msg))
 	}
@@ -119,7 +119,7 @@ func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.Fe
 
 // refuseHeldKey refuses fo when another operator holds, held or first claimed pub.
 func (v *OperatorValidator) refuseHeldKey(ctx context.Context, fo *fv1.FederationOperator, pub ed25519.PublicKey, what string) error {
-	holder, err := controllers.KeyHolder(ctx, v.Reader, fo, protocol.OperatorID(pub))
+	holder, err := federation.KeyHolder(ctx, v.Reader, fo, protocol.OperatorID(pub))
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("list FederationOperators: %w", err))
 	}
@@ -128,7 +128,7 @@ func (v *OperatorValidator) refuseHeldKey(ctx context.Context, fo *fv1.Federatio
 	}
 	return refuseOperator(fo, field.Invalid(field.NewPath("spec", "publicKeyPEM"), omit,
 		fmt.Sprintf("%s: %s holds or once held %s, and an operator ID is never registered twice",
-			fv1.ReasonDuplicateKey, controllers.DescribeHolder(holder), what)))
+			fv1.ReasonDuplicateKey, federation.DescribeHolder(holder), what)))
 }
 
 // rotates reports whether the update asks a registered operator to move to another key:
@@ -154,7 +154,7 @@ func refuseOperator(fo *fv1.FederationOperator, e *field.Error) error {
 }
 
 // SubmissionValidator refuses a Submission whose signed header does not verify under its
-// spec.publicKeyPEM or does not match its spec (controllers.VerifySubmissionHeader).
+// spec.publicKeyPEM or does not match its spec (federation.VerifySubmissionHeader).
 // Whether that key is the operator's current one, continuity and entry-count growth are
 // the Submission controller's: they depend on what was accepted before, which a webhook
 // cannot order.
@@ -187,7 +187,7 @@ func validateSubmission(sub *fv1.Submission) error {
 	if err != nil {
 		return refuseSubmission(sub, field.Invalid(spec.Child("publicKeyPEM"), omit, fv1.ReasonSignatureInvalid+": "+err.Error()))
 	}
-	switch reason, name, msg := controllers.VerifySubmissionHeader(&sub.Spec, pub); reason {
+	switch reason, name, msg := federation.VerifySubmissionHeader(&sub.Spec, pub); reason {
 	case "":
 		return nil
 	case fv1.ReasonHeaderMismatch:

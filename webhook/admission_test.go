@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // attack is an object a `kubectl apply` could send that the controllers refuse in status
@@ -32,7 +32,7 @@ type attack struct {
 	field string
 }
 
-// TestAdmissionWebhooks runs one API server (envtest) and one manager, operator.New's
+// TestAdmissionWebhooks runs one API server (envtest) and one manager, manager.New's
 // with the webhooks enabled, serving the configuration of config/webhook on envtest's
 // address with envtest's certificates. First, without the webhook configuration, every
 // attack is created and the controllers reject it later in status (the "before"); then,
@@ -61,14 +61,14 @@ func TestAdmissionWebhooks(t *testing.T) {
 
 	// The manager cairn manager --enable-webhooks builds, on envtest's address and
 	// certificates.
-	o := operator.NewOptions()
+	o := manager.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress, o.LogDir = "0", "0", t.TempDir()
 	o.FederationBindAddress = "0" // not :8088, which other tests of the run may hold
-	o.Webhooks = operator.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
-	mgr, err := operator.New(ctx, cfg, o)
+	o.Webhooks = manager.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
+	mgr, err := manager.New(ctx, cfg, o)
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
-	scheme := operator.NewScheme()
+	scheme := manager.NewScheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // POST /federation/anchor runs an anchor now. Every replica serves it, but only the
@@ -85,8 +85,8 @@ func (s *Server) authenticateAdmin(ctx context.Context, r *http.Request) (*fv1.F
 	if err != nil {
 		return nil, err
 	}
-	token, err := controllers.AdminToken(ctx, s.apiReader, fed)
-	if errors.Is(err, controllers.ErrNoAdminSecret) {
+	token, err := federation.AdminToken(ctx, s.apiReader, fed)
+	if errors.Is(err, federation.ErrNoAdminSecret) {
 		return nil, &apiError{status: http.StatusServiceUnavailable, code: "federation_not_ready",
 			message: "the federation " + s.federation.String() + " has no admin Secret yet"}
 	}
@@ -121,7 +121,7 @@ func (s *Server) requestAnchor(ctx context.Context) (string, error) {
 		if err := s.apiReader.Get(ctx, s.federation, &fed); err != nil {
 			return err
 		}
-		if id = controllers.PendingAnchorRequest(&fed); id != "" {
+		if id = federation.PendingAnchorRequest(&fed); id != "" {
 			return nil // join it
 		}
 		var err error

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // withAuthorization is a handler that sets every request's Authorization header to value
@@ -54,7 +54,7 @@ func adminToken(key types.NamespacedName) string {
 	Eventually(func() error {
 		return k8sClient.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-admin"}, &s)
 	}).Should(Succeed())
-	token := string(s.Data[controllers.AdminTokenSecretKey])
+	token := string(s.Data[federation.AdminTokenSecretKey])
 	Expect(token).To(HaveLen(64))
 	return token
 }
@@ -65,7 +65,7 @@ func setAdminToken(key types.NamespacedName, token string) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var s corev1.Secret
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name + "-admin"}, &s)).To(Succeed())
-		s.Data[controllers.AdminTokenSecretKey] = []byte(token)
+		s.Data[federation.AdminTokenSecretKey] = []byte(token)
 		return k8sClient.Update(ctx, &s)
 	})).To(Succeed())
 }
@@ -189,7 +189,7 @@ var _ = Describe("POST /federation/anchor", func() {
 			Expect(parts[i]).To(HaveKeyWithValue("chain_signature", string(p.ChainSignature)))
 		}
 		Expect([]string{string(ca.Spec.Participants[0].OperatorID), string(ca.Spec.Participants[1].OperatorID)}).To(ConsistOf(ids))
-		Expect(controllers.TrustAnchor(federationOf(f.key), &ca)).To(Succeed())
+		Expect(federation.TrustAnchor(federationOf(f.key), &ca)).To(Succeed())
 
 		By("the log leg: shown once the log recorded the anchor and its proof verified")
 		Expect(a.body["tlog_log_index"]).NotTo(BeNil(), "the embedded log records an anchor within the wait")

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // anchorLogWait is how long POST /federation/anchor waits, once the anchor exists, for the
@@ -21,7 +21,7 @@ const anchorLogWait = 10 * time.Second
 // awaitAnchor waits, through the cache and at most the register timeout, until the
 // Federation's status records request id as handled, and returns the answer: the seed's
 // no-op when the run made no anchor, else the anchor, which must be one the federation
-// made (controllers.TrustAnchor), with its log members once its log leg verifies or
+// made (federation.TrustAnchor), with its log members once its log leg verifies or
 // anchorLogWait has passed. Past the timeout with no record it answers 504
 // anchor_pending.
 func (s *Server) awaitAnchor(parent context.Context, fed *fv1.Federation, id string) (any, error) {
@@ -62,7 +62,7 @@ func (s *Server) anchorAnswer(ctx context.Context, namespace, id string, logDead
 	if err := s.client.Get(ctx, s.federation, &fed); err != nil {
 		return nil, false, err
 	}
-	req := controllers.HandledAnchorRequest(&fed, id)
+	req := federation.HandledAnchorRequest(&fed, id)
 	if req == nil {
 		return nil, false, nil
 	}
@@ -81,7 +81,7 @@ func (s *Server) anchorAnswer(ctx context.Context, namespace, id string, logDead
 	if err != nil {
 		return nil, false, err
 	}
-	if err := controllers.TrustAnchor(&fed, &ca); err != nil {
+	if err := federation.TrustAnchor(&fed, &ca); err != nil {
 		return nil, false, fmt.Errorf("status.anchorRequest names an anchor the federation did not make: %w", err)
 	}
 	verified := s.logLegVerified(ctx, &fed, &ca)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -76,13 +76,13 @@ func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
 }
 
 // logLegVerified reports whether the log entry ca's status records verifies under the
-// key of fed's log (controllers.VerifyLogLeg): status is the manager's word, and a log
+// key of fed's log (federation.VerifyLogLeg): status is the manager's word, and a log
 // index nothing proved is not shown as the federation's.
 func (s *Server) logLegVerified(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) bool {
 	if ca.Status.Phase != fv1.PhaseAnchored {
 		return false
 	}
-	pemText, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	pemText, err := federation.LogPublicKeyPEM(ctx, s.client, fed)
 	if err == nil && pemText == "" {
 		err = errors.New("the Federation pins no log key")
 	}
@@ -91,7 +91,7 @@ func (s *Server) logLegVerified(ctx context.Context, fed *fv1.Federation, ca *fv
 		key, err = protocol.ParseLogPublicKeyPEM([]byte(pemText))
 	}
 	if err == nil {
-		err = controllers.VerifyLogLeg(ca, key)
+		err = federation.VerifyLogLeg(ca, key)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "Not showing an anchor's log entry that does not verify", "anchorID", ca.Name, "error", err)
@@ -107,7 +107,7 @@ func anchorNotFound(id string) *apiError {
 }
 
 // trustedAnchor returns the CrossAnchor id of fed when the federation made it
-// (controllers.TrustAnchor), else 404 anchor_not_found.
+// (federation.TrustAnchor), else 404 anchor_not_found.
 func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id string) (*fv1.CrossAnchor, error) {
 	var ca fv1.CrossAnchor
 	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca)
@@ -117,7 +117,7 @@ func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id stri
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.TrustAnchor(fed, &ca); err != nil {
+	if err := federation.TrustAnchor(fed, &ca); err != nil {
 		s.log.WarnContext(ctx, "Refused to serve an untrusted anchor", "anchorID", id, "error", err)
 		return nil, anchorNotFound(id)
 	}

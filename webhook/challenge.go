@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -19,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -166,13 +167,19 @@ func (s *Server) loadFederation(ctx context.Context) (*fv1.Federation, error) {
 	return &fed, nil
 }
 
-// loadChallengeKey returns the Federation's challenge key, creating its admin Secret when
-// absent. It reads through the cache on every call rather than keeping the key: a replaced
-// Secret must change the key on every replica at once.
+// loadChallengeKey returns the Federation's challenge key: 503 federation_not_ready
+// while its admin Secret does not exist (the Federation controller makes it on its first
+// reconcile; the API writes no Secret). It reads through the cache on every call rather
+// than keeping the key: a replaced Secret must change the key on every replica at once.
 func (s *Server) loadChallengeKey(ctx context.Context) ([]byte, error) {
 	fed, err := s.loadFederation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return controllers.ChallengeKey(ctx, s.client, fed)
+	key, err := federation.ChallengeKey(ctx, s.client, fed)
+	if errors.Is(err, federation.ErrNoAdminSecret) {
+		return nil, &apiError{status: http.StatusServiceUnavailable, code: "federation_not_ready",
+			message: "the federation has no challenge key yet: its controller makes one on its first reconcile; try again shortly"}
+	}
+	return key, err
 }

@@ -2,9 +2,9 @@
 // manager, and the validating admission webhooks of FederationOperators and Submissions
 // (admission.go), which refuse at kubectl apply what the controllers would reject. It
 // reads and writes the federation.cairn.dev objects through the manager's client; the
-// rules (who holds a key, which anchors count) are the controllers', called, not copied,
-// and the controllers still decide: the API creates an object and answers once its
-// controller has given a verdict.
+// rules (who holds a key, which anchors count) are internal/federation's, which the
+// controllers apply too, and the controllers still decide: the API creates an object and
+// answers once its controller has given a verdict. It imports no controller.
 //
 // Served: GET /federation/register/challenge (challenge.go), POST /federation/register
 // (register.go), POST /federation/submit (submit*.go), POST /federation/anchor
@@ -27,8 +27,8 @@
 // A challenge nonce is "cairn-challenge:" and the unpadded base64url of
 // random(16) ‖ expiry(8, big-endian Unix seconds) ‖ HMAC-SHA256(key, "cairn-challenge-v1:" ‖
 // random ‖ expiry): 75 characters of [A-Za-z0-9_-], the grammar docs/PROTOCOL.md §6 gives
-// challenge bodies. The key is the Federation's challenge key (its admin Secret, created
-// when absent, see controllers.ChallengeKey), so any replica checks any replica's
+// challenge bodies. The key is the Federation's challenge key (its admin Secret, which the
+// Federation controller makes, see federation.ChallengeKey), so any replica checks any replica's
 // challenge without shared memory, and the MAC is compared with hmac.Equal. A challenge
 // lives five minutes.
 //

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -52,7 +52,7 @@ func (s *Server) serveLogSnapshots(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveLogSnapshot(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	week := r.PathValue("week")
-	if !controllers.IsSnapshotWeek(week) {
+	if !federation.IsSnapshotWeek(week) {
 		writeError(w, &apiError{status: http.StatusBadRequest, code: "invalid_week", message: "the week is not of the form 2026-W48"})
 		return
 	}
@@ -78,7 +78,7 @@ func (s *Server) logSnapshots(ctx context.Context) (*logSnapshotsResponse, error
 	if err != nil {
 		return nil, err
 	}
-	keyPEM, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	keyPEM, err := federation.LogPublicKeyPEM(ctx, s.client, fed)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Server) logSnapshots(ctx context.Context) (*logSnapshotsResponse, error
 		return nil, err
 	}
 	var cm corev1.ConfigMap
-	err = s.apiReader.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: controllers.LogSnapshotsName(fed.Name)}, &cm)
+	err = s.apiReader.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: federation.LogSnapshotsName(fed.Name)}, &cm)
 	if client.IgnoreNotFound(err) != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Server) logSnapshots(ctx context.Context) (*logSnapshotsResponse, error
 
 // openSnapshot verifies one stored snapshot under key.
 func (s *Server) openSnapshot(ctx context.Context, fed *fv1.Federation, week, text string, key crypto.PublicKey) (logSnapshot, bool) {
-	if !controllers.IsSnapshotWeek(week) {
+	if !federation.IsSnapshotWeek(week) {
 		return logSnapshot{}, false
 	}
 	cp, err := protocol.OpenCheckpoint([]byte(text), key)

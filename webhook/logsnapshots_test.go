@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -32,7 +32,7 @@ var _ = Describe("GET /federation/log/snapshots", func() {
 		text := string(real[:len(real)-len(signatureLines(real))-1]) // the text, ending in its LF
 		forged, err := note.Sign(&note.Note{Text: text}, signer)
 		Expect(err).NotTo(HaveOccurred())
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fedKey.Namespace, Name: controllers.LogSnapshotsName(fedKey.Name)},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fedKey.Namespace, Name: federation.LogSnapshotsName(fedKey.Name)},
 			Data: map[string]string{"2026-W40": string(real), "2026-W47": string(forged), "notes": "not a week"}}
 		Expect(k8sClient.Create(ctx, cm)).To(Succeed())
 		DeferCleanup(func() { Expect(k8sClient.Delete(ctx, cm)).To(Succeed()) })

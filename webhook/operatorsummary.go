@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // operatorIDPattern is an operator ID's grammar, as the CRDs validate it.
@@ -246,7 +246,7 @@ func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id st
 		if j < 0 {
 			continue
 		}
-		if err := controllers.TrustAnchor(fed, ca); err != nil {
+		if err := federation.TrustAnchor(fed, ca); err != nil {
 			continue // not the federation's: never listed
 		}
 		trusted = append(trusted, bound{ca, string(ca.Spec.Participants[j].ChainSignature)})

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // The public page's two tables, each paged on the server by keyset: operators by
@@ -22,8 +22,8 @@ import (
 // read the manager's cache without copying the objects (client.UnsafeDisableDeepCopy:
 // nothing here writes to them), sort keys in memory (the cache keeps no order) and verify
 // only the rows of the page: an operator's last submission is one cached Get of its head,
-// an anchor is shown only when controllers.TrustAnchor passes it, and its log index only
-// when controllers.VerifyLogLeg does.
+// an anchor is shown only when federation.TrustAnchor passes it, and its log index only
+// when federation.VerifyLogLeg does.
 
 // operatorRow is one operator of the public page.
 type operatorRow struct {
@@ -47,7 +47,7 @@ func (s *Server) operatorsPage(ctx context.Context, fed *fv1.Federation, after s
 	var page []*fv1.FederationOperator
 	for i := range list.Items {
 		fo := &list.Items[i]
-		if !controllers.Registered(fo) || fo.Status.OperatorID == "" {
+		if !federation.Registered(fo) || fo.Status.OperatorID == "" {
 			continue
 		}
 		res.total++
@@ -130,7 +130,7 @@ func (s *Server) anchorsPage(ctx context.Context, fed *fv1.Federation, after *pa
 	res := &anchorsPageResult{rows: []anchorRow{}}
 	var last *fv1.CrossAnchor
 	for _, ca := range candidates {
-		if controllers.TrustAnchor(fed, ca) != nil {
+		if federation.TrustAnchor(fed, ca) != nil {
 			continue // not the federation's: never shown
 		}
 		if len(res.rows) == s.pageRows {
@@ -139,7 +139,7 @@ func (s *Server) anchorsPage(ctx context.Context, fed *fv1.Federation, after *pa
 		}
 		row := anchorRow{ID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, Participants: len(ca.Spec.Participants)}
 		if ca.Status.Phase == fv1.PhaseAnchored && logKey != nil {
-			if err := controllers.VerifyLogLeg(ca, logKey); err == nil {
+			if err := federation.VerifyLogLeg(ca, logKey); err == nil {
 				row.Log = link(ca.Status.LogEntry)
 			} else {
 				s.log.WarnContext(ctx, "Not showing an anchor's log entry that does not verify", "anchorID", ca.Name, "error", err)

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -68,7 +68,7 @@ func (f readFederation) signingKey() ed25519.PrivateKey {
 	Expect(k8sClient.Get(ctx, f.key, &fed)).To(Succeed())
 	var sec corev1.Secret
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: fed.Status.SigningKeySecret}, &sec)).To(Succeed())
-	key, err := protocol.ParsePrivateKeyPEM(sec.Data[controllers.SigningKeySecretKey])
+	key, err := protocol.ParsePrivateKeyPEM(sec.Data[federation.SigningKeySecretKey])
 	Expect(err).NotTo(HaveOccurred())
 	return key
 }

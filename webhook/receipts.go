@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -29,10 +29,10 @@ type receiptsResponse struct {
 
 // serveReceipts answers GET /federation/receipts and GET /receipts: the receipts of the
 // operator whose bearer token verifies (withdrawn or not) for every anchor the
-// federation made (controllers.TrustAnchor) that binds it, newest first (anchoredAt, then
+// federation made (federation.TrustAnchor) that binds it, newest first (anchoredAt, then
 // anchor ID), ?since=<anchor_id> keeping those whose ID sorts after it, paged as GET
 // /federation/operator/{id} pages. Each is signed by the key that signed its anchor
-// (controllers.Receipt) and carries the log's proof bundle once the log leg verifies
+// (federation.Receipt) and carries the log's proof bundle once the log leg verifies
 // under the log's key.
 func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -75,7 +75,7 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 		if ca.Name <= since || !slices.ContainsFunc(ca.Spec.Participants, func(p fv1.Participant) bool { return string(p.OperatorID) == id }) {
 			continue
 		}
-		if controllers.TrustAnchor(fed, ca) != nil {
+		if federation.TrustAnchor(fed, ca) != nil {
 			continue // not the federation's: no receipt
 		}
 		if tok.Anchor.older(ca.Spec.AnchoredAt, ca.Name) {
@@ -99,7 +99,7 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 	if len(bound) == 0 {
 		return res, nil
 	}
-	keys, err := controllers.SigningKeys(ctx, s.client, fed)
+	keys, err := federation.SigningKeys(ctx, s.client, fed)
 	if err != nil {
 		return nil, err
 	}
@@ -114,27 +114,27 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 	return res, nil
 }
 
-// receipt signs ca's receipt with the key that signed ca (controllers.ReceiptSigner). Its
+// receipt signs ca's receipt with the key that signed ca (federation.ReceiptSigner). Its
 // log members and proof bundle come from ca's status only when they verify under logKey
-// (controllers.VerifyLogLeg); otherwise the receipt is the pending one.
+// (federation.VerifyLogLeg); otherwise the receipt is the pending one.
 func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor,
 	keys map[fv1.PublicKeyPEM]ed25519.PrivateKey, logKey crypto.PublicKey,
 ) (json.RawMessage, error) {
-	key, ok := controllers.ReceiptSigner(fed, ca, keys)
+	key, ok := federation.ReceiptSigner(fed, ca, keys)
 	if !ok {
 		s.log.ErrorContext(ctx, "No signing key Secret holds the key that signed an anchor, or a later one", "anchorID", ca.Name)
 		return nil, &apiError{status: http.StatusServiceUnavailable, code: "signing_key_unavailable",
 			message: "the federation cannot sign the receipt of " + ca.Name + ": no Secret holds the key that signed it"}
 	}
 	if ca.Status.Phase == fv1.PhaseAnchored {
-		if logKey == nil || controllers.VerifyLogLeg(ca, logKey) != nil {
+		if logKey == nil || federation.VerifyLogLeg(ca, logKey) != nil {
 			s.log.WarnContext(ctx, "Serving a pending receipt: the anchor's log entry does not verify under the log's key", "anchorID", ca.Name)
 			pending := ca.DeepCopy()
 			pending.Status = fv1.CrossAnchorStatus{}
 			ca = pending
 		}
 	}
-	raw, err := controllers.Receipt(fed, ca, key, logKey)
+	raw, err := federation.Receipt(fed, ca, key, logKey)
 	if err != nil {
 		return nil, err
 	}

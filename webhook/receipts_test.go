@@ -13,7 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -48,7 +48,7 @@ var _ = Describe("GET /federation/receipts and GET /receipts", Ordered, func() {
 		fedPub = key.Public().(ed25519.PublicKey)
 		var fed fv1.Federation
 		Expect(k8sClient.Get(ctx, f.key, &fed)).To(Succeed())
-		pemText, err := controllers.LogPublicKeyPEM(ctx, k8sClient, &fed)
+		pemText, err := federation.LogPublicKeyPEM(ctx, k8sClient, &fed)
 		Expect(err).NotTo(HaveOccurred())
 		logPub, err = protocol.ParseLogPublicKeyPEM([]byte(pemText))
 		Expect(err).NotTo(HaveOccurred())

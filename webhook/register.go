@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -106,7 +106,7 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 			message: "proof_of_possession is not this key's signature over \"register <org_name> <fingerprint>\""}
 	}
 	id := protocol.OperatorID(pub)
-	holder, err := controllers.KeyHolder(ctx, s.client, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace}}, id)
+	holder, err := federation.KeyHolder(ctx, s.client, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace}}, id)
 	if err != nil {
 		return nil, err
 	}

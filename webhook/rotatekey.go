@@ -9,7 +9,7 @@ import (
 	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -137,12 +137,12 @@ func (s *Server) admitRotation(ctx context.Context, req *rotateKeyRequest) (*fv1
 	fo.Spec.PublicKeyPEM = fv1.PublicKeyPEM(req.NewPublicKey)
 	fo.Spec.KeyRotation = &fv1.KeyRotation{RotationAt: fv1.Timestamp(req.RotationAt),
 		OldKeySignature: fv1.Signature(req.OldKeySignature), NewKeySignature: fv1.Signature(req.NewKeySignature)}
-	if _, reason, msg := controllers.CheckRotation(fo, now); reason != "" {
+	if _, reason, msg := federation.CheckRotation(fo, now); reason != "" {
 		e := keyTaken(newID) // the one refusal Verify leaves: this operator held the new key before
 		e.message = msg
 		return nil, "", e
 	}
-	holder, err := controllers.KeyHolder(ctx, s.client, fo, newID)
+	holder, err := federation.KeyHolder(ctx, s.client, fo, newID)
 	if err != nil {
 		return nil, "", err
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -62,16 +62,16 @@ func (s *Server) registeredOperator(ctx context.Context, id string) (*fv1.Federa
 		return nil, &apiError{status: http.StatusForbidden, code: "operator_withdrawn",
 			message: "operator " + id + " has withdrawn from the federation", extra: map[string]any{"operator_id": id}}
 	}
-	if !controllers.Registered(&fo) || len(fo.Status.KeyHistory) == 0 {
+	if !federation.Registered(&fo) || len(fo.Status.KeyHistory) == 0 {
 		return nil, operatorNotFound(id)
 	}
 	return &fo, nil
 }
 
 // cachedRegistered returns the operator in namespace whose ID is id when the controller
-// registered it (controllers.Registered), from the cache; else 404 operator_not_found.
+// registered it (federation.Registered), from the cache; else 404 operator_not_found.
 func (s *Server) cachedRegistered(ctx context.Context, namespace, id string) (*fv1.FederationOperator, error) {
-	fo, err := controllers.RegisteredOperator(ctx, s.client, namespace, id)
+	fo, err := federation.RegisteredOperator(ctx, s.client, namespace, id)
 	if err != nil {
 		return nil, err
 	}

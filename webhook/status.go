@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // statusResponse is the answer of GET /federation/status.
@@ -54,8 +54,8 @@ func (s *Server) status(ctx context.Context) (*statusResponse, error) {
 		return nil, &apiError{status: http.StatusServiceUnavailable, code: "federation_not_ready",
 			message: "the federation " + s.federation.String() + " has no signing key yet"}
 	}
-	logKey, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
-	if errors.Is(err, controllers.ErrNoLogKey) {
+	logKey, err := federation.LogPublicKeyPEM(ctx, s.client, fed)
+	if errors.Is(err, federation.ErrNoLogKey) {
 		// The Federation's conditions say why (LogKeyMissing when a restore left it out).
 		return nil, &apiError{status: http.StatusServiceUnavailable, code: "federation_not_ready",
 			message: "the federation " + s.federation.String() + " has no transparency log key"}
@@ -108,7 +108,7 @@ func (s *Server) lastAnchor(ctx context.Context, fed *fv1.Federation) (*lastAnch
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.TrustAnchor(fed, &ca); err != nil {
+	if err := federation.TrustAnchor(fed, &ca); err != nil {
 		s.log.WarnContext(ctx, "Left an untrusted last anchor out of the status", "anchorID", ca.Name, "error", err)
 		return nil, nil
 	}

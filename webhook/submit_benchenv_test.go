@@ -22,6 +22,7 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -132,7 +133,7 @@ func (f *benchFederation) register(org string) (ed25519.PrivateKey, error) {
 		return nil, err
 	}
 	return key, waitFor(ctx, func() (bool, error) {
-		o, err := controllers.RegisteredOperator(ctx, f.mgr.GetClient(), f.fed.Namespace, protocol.OperatorID(pub))
+		o, err := federation.RegisteredOperator(ctx, f.mgr.GetClient(), f.fed.Namespace, protocol.OperatorID(pub))
 		return o != nil && o.Status.Phase == fv1.PhaseActive, err
 	})
 }

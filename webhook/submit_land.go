@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -53,11 +53,11 @@ func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report
 	key := fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1].PublicKeyPEM
 	want := &fv1.Submission{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: submissionName(fo.Status.OperatorID, report.Header.FirstSeq)},
-		Spec:       controllers.SubmissionSpecFor(fo.Status.OperatorID, key, report.Envelope),
+		Spec:       federation.SubmissionSpecFor(fo.Status.OperatorID, key, report.Envelope),
 	}
 	want.Spec.Sidecars = sidecars
 	// The controller's own header check, before anything is written.
-	if reason, _, msg := controllers.VerifySubmissionHeader(&want.Spec, currentPub(fo)); reason != "" {
+	if reason, _, msg := federation.VerifySubmissionHeader(&want.Spec, currentPub(fo)); reason != "" {
 		return nil, &apiError{status: http.StatusUnprocessableEntity, code: "export_verification_failed",
 			message: "export verification failed: " + msg, extra: map[string]any{"reason": reason}}
 	}
@@ -124,7 +124,7 @@ func (s *Server) awaitSubmission(ctx context.Context, sub *fv1.Submission) (*fv1
 		err := s.client.Get(ctx, key, &got, client.UnsafeDisableDeepCopy)
 		switch {
 		case err == nil && got.UID == uid:
-			if v := controllers.VerdictOf(&got); v.Done {
+			if v := federation.VerdictOf(&got); v.Done {
 				if v.Accepted {
 					return got.DeepCopy(), nil
 				}
@@ -163,7 +163,7 @@ func (s *Server) deleted(ctx context.Context, key client.ObjectKey, uid types.UI
 
 // refused deletes sub, which the controller refused, at its UID (a refused export is not
 // a record) and returns the refusal's answer.
-func (s *Server) refused(ctx context.Context, sub *fv1.Submission, v controllers.SubmissionVerdict) error {
+func (s *Server) refused(ctx context.Context, sub *fv1.Submission, v federation.SubmissionVerdict) error {
 	uid := sub.UID
 	err := s.client.Delete(ctx, sub, client.Preconditions{UID: &uid})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // continuityHint is the seed's hint of a continuity violation.
@@ -21,7 +21,7 @@ const defaultRetryPending = time.Hour
 // refusal is the answer to sub, which the Submission controller refused for v.Reason.
 // The rule is the controller's; the API only names it in the seed's terms, with the
 // operator's head (read past the cache) for the continuity answers.
-func (s *Server) refusal(ctx context.Context, sub *fv1.Submission, v controllers.SubmissionVerdict) error {
+func (s *Server) refusal(ctx context.Context, sub *fv1.Submission, v federation.SubmissionVerdict) error {
 	id := string(sub.Spec.OperatorID)
 	switch v.Reason {
 	case fv1.ReasonContinuityViolation:

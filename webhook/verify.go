@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -60,7 +60,7 @@ func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id str
 		return nil, err
 	}
 	for i := range ops.Items {
-		if fo := &ops.Items[i]; controllers.Registered(fo) {
+		if fo := &ops.Items[i]; federation.Registered(fo) {
 			ev.operators[fo.Status.OperatorID] = fo
 		}
 	}
@@ -78,10 +78,10 @@ func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id str
 	return ev, nil
 }
 
-// logKey is the key fed's transparency log signs with (controllers.LogPublicKeyPEM): an
+// logKey is the key fed's transparency log signs with (federation.LogPublicKeyPEM): an
 // unpinned Rekor key is refused, since a key fetched from the log vouches for nothing.
 func (s *Server) logKey(ctx context.Context, fed *fv1.Federation) (crypto.PublicKey, error) {
-	pemText, err := controllers.LogPublicKeyPEM(ctx, s.client, fed)
+	pemText, err := federation.LogPublicKeyPEM(ctx, s.client, fed)
 	if err != nil {
 		s.log.WarnContext(ctx, "Failed to read the log's key", "error", err)
 		return nil, errors.New("the log's key could not be read")

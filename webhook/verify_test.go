@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -176,7 +176,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			// Forge the status as accepted (again, if the controller put it back), then verify.
 			var cur fv1.Submission
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(forged), &cur)).To(Succeed())
-			if _, ok := controllers.AcceptedAt(&cur); !ok {
+			if _, ok := federation.AcceptedAt(&cur); !ok {
 				cur.Status.Ed25519Verified, cur.Status.ContinuityVerified = true, true
 				for _, t := range []fv1.ConditionType{fv1.ConditionSignatureVerified, fv1.ConditionContinuityVerified, fv1.ConditionReady} {
 					meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: string(t), Status: metav1.ConditionTrue,
@@ -186,7 +186,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			}
 			var cached fv1.Submission
 			g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(forged), &cached)).To(Succeed())
-			_, accepted := controllers.AcceptedAt(&cached)
+			_, accepted := federation.AcceptedAt(&cached)
 			g.Expect(accepted).To(BeTrue(), "the forged status claims acceptance")
 
 			a := do(s, http.MethodGet, "/federation/verify/anchor-20261102-005", nil)
@@ -220,7 +220,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: f.key.Name + "-log-key"}, &sec)).To(Succeed())
 			root := GinkgoT().TempDir()
 			lost, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: filepath.Join(root, f.key.Namespace, f.key.Name),
-				PrivateKey: string(sec.Data[controllers.LogKeySecretKey])})
+				PrivateKey: string(sec.Data[federation.LogKeySecretKey])})
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(func() { _ = lost.Close(ctx) })
 			content, err := protocol.CrossAnchorLogContent(strings.Repeat("ab", 32))

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -72,7 +72,7 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 	ca := ev.ca
 	res := verifyResponse{AnchorID: ca.Name, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		Participants: len(ca.Spec.Participants), FailedParticipants: []string{}, VerifiedAt: protocol.FormatAnchoredAt(now)}
-	spec := controllers.CheckAnchor(ev.fed, ca)
+	spec := federation.CheckAnchor(ev.fed, ca)
 	reasons := spec.Reasons
 	res.Checks.CrossAnchorHashRecomputed, res.Checks.SignatureVerified = spec.HashRecomputed, spec.SignatureVerified
 	res.Checks.FederationKeyInHistory = spec.KeyInHistory
@@ -104,14 +104,14 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 }
 
 // participantVerified reports whether an accepted submission of p's operator is the one p
-// covers and re-verifies (controllers.VerifyParticipant).
+// covers and re-verifies (federation.VerifyParticipant).
 func participantVerified(ev *anchorEvidence, p fv1.Participant) bool {
 	fo := ev.operators[p.OperatorID]
 	if fo == nil {
 		return false
 	}
 	for _, sub := range ev.submissions[submissionKey{p.OperatorID, p.LastSeq}] {
-		if controllers.VerifyParticipant(fo, sub, p) == nil {
+		if federation.VerifyParticipant(fo, sub, p) == nil {
 			return true
 		}
 	}

@@ -20,7 +20,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/devenv"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 	"github.com/cairn-dev/cairn/pkg/client"
 )
 
@@ -62,7 +62,7 @@ func startFederation(ctx context.Context, dir, assets string, interval time.Dura
 
 func (f *federation) start(ctx context.Context, logDir string, interval time.Duration, now func() time.Time) error {
 	var err error
-	if f.admin, err = ctrlclient.New(f.env.Config, ctrlclient.Options{Scheme: operator.NewScheme()}); err != nil {
+	if f.admin, err = ctrlclient.New(f.env.Config, ctrlclient.Options{Scheme: manager.NewScheme()}); err != nil {
 		return err
 	}
 	addr, err := freeAddress()
@@ -79,7 +79,7 @@ func (f *federation) start(ctx context.Context, logDir string, interval time.Dur
 	if err := f.admin.Create(ctx, fed); err != nil {
 		return err
 	}
-	o := operator.NewOptions()
+	o := manager.NewOptions()
 	o.MetricsBindAddress, o.HealthProbeBindAddress, o.LogDir = "0", "127.0.0.1:0", logDir
 	o.FederationBindAddress, o.Federation = addr, federationNS+"/"+federationName
 	// The load comes from one address and each operator sends a few requests a day of
@@ -90,7 +90,7 @@ func (f *federation) start(ctx context.Context, logDir string, interval time.Dur
 		return err
 	}
 	mgrCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	mgr, err := operator.New(mgrCtx, f.env.ManagerConfig, o)
+	mgr, err := manager.New(mgrCtx, f.env.ManagerConfig, o)
 	if err != nil {
 		stop()
 		return err

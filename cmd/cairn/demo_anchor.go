@@ -13,8 +13,8 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/manager"
 	"github.com/cairn-dev/cairn/pkg/client"
 )
 
@@ -61,7 +61,7 @@ func (s *demoStory) anchor(ctx context.Context) (string, error) {
 // adminToken reads the Federation's admin token from its Secret, as its administrator
 // can, and names the Secret.
 func (s *demoStory) adminToken(ctx context.Context) (token, secret string, err error) {
-	c, err := crclient.New(s.t.kube, crclient.Options{Scheme: operator.NewScheme()})
+	c, err := crclient.New(s.t.kube, crclient.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		return "", "", err
 	}
@@ -73,7 +73,7 @@ func (s *demoStory) adminToken(ctx context.Context) (token, secret string, err e
 	if ref := fed.Spec.AdminTokenSecretRef; ref != nil {
 		name = ref.Name
 	}
-	raw, err := controllers.AdminToken(ctx, c, fed)
+	raw, err := federation.AdminToken(ctx, c, fed)
 	if err == nil && len(raw) == 0 {
 		err = errors.New("the admin token is empty: admin requests are off")
 	}

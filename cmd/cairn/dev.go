@@ -22,13 +22,13 @@ import (
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/devenv"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // devOptions configures `cairn dev`.
 type devOptions struct {
 	env     devenv.Options
-	manager *operator.Options
+	manager *manager.Options
 	// serveAddr is where the local chain service listens; "0" disables it.
 	serveAddr string
 	// apiKey, when set, is required by the chain service's /api routes.
@@ -40,7 +40,7 @@ type devOptions struct {
 }
 
 func newDevOptions() *devOptions {
-	m := operator.NewOptions()
+	m := manager.NewOptions()
 	m.MetricsBindAddress = "127.0.0.1:8082" // 8080 is the chain service's, as for cairn serve
 	m.MetricsSecure = false
 	m.HealthProbeBindAddress = "127.0.0.1:8081"
@@ -48,7 +48,7 @@ func newDevOptions() *devOptions {
 	m.FederationBindAddress = "127.0.0.1:8088"
 	m.Federation = devFederation.Namespace + "/" + devFederation.Name
 	// On 127.0.0.1, on a free port, with certificates made at each start (dev_webhooks.go).
-	m.Webhooks = operator.WebhookOptions{Enable: true}
+	m.Webhooks = manager.WebhookOptions{Enable: true}
 	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080"}
 }
 
@@ -158,7 +158,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if o.manager.LogDir == "" {
 		o.manager.LogDir = filepath.Join(o.env.Dir, "tlog")
 	}
-	mgr, err := operator.New(ctx, env.ManagerConfig, o.manager)
+	mgr, err := manager.New(ctx, env.ManagerConfig, o.manager)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ var devFederation = types.NamespacedName{Namespace: "default", Name: "cairn"}
 // federation API's URL, "" when it is off), so that receipts name where its log is read.
 // A Federation without a publicURL gets this one. It reports whether it created one.
 func ensureDevFederation(ctx context.Context, cfg *rest.Config, publicURL string) (bool, error) {
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		return false, err
 	}

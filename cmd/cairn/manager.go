@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 func newManagerCommand() *cobra.Command {
-	opts := operator.NewOptions()
+	opts := manager.NewOptions()
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the federation's Kubernetes controllers",
@@ -34,7 +34,7 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 			if err != nil {
 				return fmt.Errorf("load kubeconfig: %w", err)
 			}
-			mgr, err := operator.New(cmd.Context(), cfg, opts)
+			mgr, err := manager.New(cmd.Context(), cfg, opts)
 			if err != nil {
 				return err
 			}

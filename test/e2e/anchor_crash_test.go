@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -184,7 +184,7 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fed-log-key"}, &logKey); err != nil {
 		t.Fatal(err)
 	}
-	key, err := protocol.ParsePrivateKeyPEM(signing.Data[controllers.SigningKeySecretKey])
+	key, err := protocol.ParsePrivateKeyPEM(signing.Data[federation.SigningKeySecretKey])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "fed"}, &fed); err != nil {
 		t.Fatal(err)
 	}
-	logPEM, err := tlog.LogKeyPEM(string(logKey.Data[controllers.LogKeySecretKey]))
+	logPEM, err := tlog.LogKeyPEM(string(logKey.Data[federation.LogKeySecretKey]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := controllers.Receipt(&fed, ca, key, logPub)
+	raw, err := federation.Receipt(&fed, ca, key, logPub)
 	if err != nil {
 		t.Fatal(err)
 	}

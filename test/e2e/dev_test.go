@@ -32,7 +32,7 @@ func runWithBinary(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	cairnBin = filepath.Join(dir, "cairn")
-	out, err := exec.Command("go", "build", "-o", cairnBin, "github.com/cairn-dev/cairn/cmd/cairn").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", cairnBin, "github.com/cairn-dev/cairn/cmd/cairn").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build cmd/cairn: %v\n%s", err, out)
 		return 1

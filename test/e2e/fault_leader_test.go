@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // TestLeaderKilledDuringAnAnchorRun runs two `cairn manager --leader-elect` replicas on
@@ -43,7 +43,7 @@ func TestLeaderKilledDuringAnAnchorRun(t *testing.T) {
 			_ = leader.cmd.Wait()
 			lease := &coordinationv1.Lease{}
 			waitUntil(ctx, t, "the second replica to take the Lease", func() bool {
-				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator.LeaderElectionID}, lease); err != nil {
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: manager.LeaderElectionID}, lease); err != nil {
 					t.Fatal(err)
 				}
 				h := lease.Spec.HolderIdentity

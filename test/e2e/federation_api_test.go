@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -100,7 +100,7 @@ func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, lo
 		ops[i].submit(api)
 	}
 
-	adminToken := secretValue(ctx, t, c, ns, "fed-admin", controllers.AdminTokenSecretKey)
+	adminToken := secretValue(ctx, t, c, ns, "fed-admin", federation.AdminTokenSecretKey)
 	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+strings.Repeat("0", len(adminToken)), http.StatusUnauthorized, nil)
 	var anchored struct {
 		AnchorID        string `json:"anchor_id"`
@@ -120,7 +120,7 @@ func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, lo
 		t.Fatal(err)
 	}
 	fedKey := writeFile(t, keys, "federation.pem", []byte(fed.Status.PublicKeyPEM))
-	logKeyPEM, err := controllers.LogPublicKeyPEM(ctx, c, fed)
+	logKeyPEM, err := federation.LogPublicKeyPEM(ctx, c, fed)
 	if err != nil {
 		t.Fatal(err)
 	}

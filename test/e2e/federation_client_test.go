@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // TestFederationClientEndToEnd is an operator's whole life with the `cairn federation`
@@ -54,7 +54,7 @@ func runClientStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv
 		wantOutput(t, out, "nothing to submit")
 	}
 
-	adminToken := secretValue(ctx, t, c, ns, "fed-admin", controllers.AdminTokenSecretKey)
+	adminToken := secretValue(ctx, t, c, ns, "fed-admin", federation.AdminTokenSecretKey)
 	var anchored struct {
 		AnchorID            string `json:"anchor_id"`
 		SubmissionsAnchored int    `json:"submissions_anchored"`

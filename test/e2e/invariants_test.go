@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -64,7 +64,7 @@ func readState(ctx context.Context, t *testing.T, c client.Client, ns, logDir st
 	if s.fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
 		return s
 	}
-	keyPEM, err := controllers.LogPublicKeyPEM(ctx, c, &s.fed)
+	keyPEM, err := federation.LogPublicKeyPEM(ctx, c, &s.fed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,11 +237,11 @@ func verifyLive(ctx context.Context, t *testing.T, api, id string) {
 // with pkg/protocol: the signature, the hash, and the log's proof under the log's key.
 func verifyReceipt(ctx context.Context, t *testing.T, c client.Client, fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	t.Helper()
-	key, err := protocol.ParsePrivateKeyPEM([]byte(secretValue(ctx, t, c, fed.Namespace, fed.Name+"-signing-key", controllers.SigningKeySecretKey)))
+	key, err := protocol.ParsePrivateKeyPEM([]byte(secretValue(ctx, t, c, fed.Namespace, fed.Name+"-signing-key", federation.SigningKeySecretKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPEM, err := controllers.LogPublicKeyPEM(ctx, c, fed)
+	logPEM, err := federation.LogPublicKeyPEM(ctx, c, fed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func verifyReceipt(ctx context.Context, t *testing.T, c client.Client, fed *fv1.
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := controllers.Receipt(fed, ca, key, logKey)
+	raw, err := federation.Receipt(fed, ca, key, logKey)
 	if err != nil {
 		t.Errorf("invariant broken: the receipt of %s: %v", ca.Name, err)
 		return

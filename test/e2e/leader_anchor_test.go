@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // TestAnchorRequestToTheNonLeaderAnchorsOnce runs two `cairn manager --leader-elect`
@@ -78,7 +78,7 @@ func TestAnchorRequestToTheNonLeaderAnchorsOnce(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(&fed), &fed); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.TrustAnchor(&fed, &anchors.Items[0]); err != nil {
+	if err := federation.TrustAnchor(&fed, &anchors.Items[0]); err != nil {
 		t.Fatalf("the anchor: %v", err)
 	}
 	if h := waitLeader(ctx, t, c, "default"); h != holder {
@@ -125,7 +125,7 @@ func startReplica(ctx context.Context, t *testing.T, kubeconfig, fed string) str
 func waitLeader(ctx context.Context, t *testing.T, c client.Client, namespace string) string {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: namespace, Name: operator.LeaderElectionID}
+	key := client.ObjectKey{Namespace: namespace, Name: manager.LeaderElectionID}
 	for c.Get(ctx, key, lease) != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 		select {
 		case <-ctx.Done():
@@ -147,7 +147,7 @@ func adminTokenOf(ctx context.Context, t *testing.T, c client.Client, ns, fed st
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return string(s.Data[controllers.AdminTokenSecretKey])
+	return string(s.Data[federation.AdminTokenSecretKey])
 }
 
 // waitAccepted waits until n submissions of ns are accepted.

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // managerRun is a manager running in the test: done is closed once Start returned err.
@@ -73,7 +73,7 @@ func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest
 		t.Fatal(err)
 	}
 
-	mgr, err := operator.New(ctx, mgrCfg, o)
+	mgr, err := manager.New(ctx, mgrCfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest
 // managerOptions parses the manager container's arguments in deployment, with the
 // variables of its environment that come from the pod's namespace expanded as the kubelet
 // would, then extra; flags of the root command (--zap-*) are skipped.
-func managerOptions(t *testing.T, deployment *appsv1.Deployment, extra ...string) *operator.Options {
+func managerOptions(t *testing.T, deployment *appsv1.Deployment, extra ...string) *manager.Options {
 	t.Helper()
 	container := deployment.Spec.Template.Spec.Containers[0]
 	var expand []string
@@ -107,7 +107,7 @@ func managerOptions(t *testing.T, deployment *appsv1.Deployment, extra ...string
 	for i := range args {
 		args[i] = strings.NewReplacer(expand...).Replace(args[i])
 	}
-	o := operator.NewOptions()
+	o := manager.NewOptions()
 	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
 	fs.ParseErrorsAllowlist.UnknownFlags = true
 	o.AddFlags(fs)

@@ -18,7 +18,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 	"github.com/cairn-dev/cairn/test/testcluster"
 )
 
@@ -26,7 +26,7 @@ import (
 var rbacKinds = []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
 
 // TestManagerRunsUnderItsRenderedRBAC installs, for real, the RBAC objects config/default
-// renders, then runs the manager (operator.New, with the rendered Deployment's arguments:
+// renders, then runs the manager (manager.New, with the rendered Deployment's arguments:
 // --namespaces, --federation, leader election, and the webhooks behind the rendered
 // webhook configuration)
 // as its ServiceAccount, by impersonation, through everything its controllers and
@@ -64,7 +64,7 @@ func TestManagerRunsUnderItsRenderedRBAC(t *testing.T) {
 	mgrCfg := rest.CopyConfig(c.cfg)
 	mgrCfg.Impersonate = rest.ImpersonationConfig{UserName: admission.ManagerUsername,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + managedNamespace, "system:authenticated"}}
-	asManager, err := client.New(mgrCfg, client.Options{Scheme: operator.NewScheme()})
+	asManager, err := client.New(mgrCfg, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

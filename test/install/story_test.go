@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/controllers"
+	rules "github.com/cairn-dev/cairn/internal/federation"
 	cairnclient "github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -50,7 +50,7 @@ func (f *federation) story(ctx context.Context, t *testing.T) {
 		o.submit(ctx, t, 3)
 	}
 
-	admin, err := cairnclient.New(f.api, cairnclient.WithAdminToken(f.secretValue(ctx, t, f.fed.Name+"-admin", controllers.AdminTokenSecretKey)))
+	admin, err := cairnclient.New(f.api, cairnclient.WithAdminToken(f.secretValue(ctx, t, f.fed.Name+"-admin", rules.AdminTokenSecretKey)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func (f *federation) keys(ctx context.Context, t *testing.T) (ed25519.PublicKey,
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPEM, err := controllers.LogPublicKeyPEM(ctx, f.c.admin, f.fed)
+	logPEM, err := rules.LogPublicKeyPEM(ctx, f.c.admin, f.fed)
 	if err != nil {
 		t.Fatal(err)
 	}

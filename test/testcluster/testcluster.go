@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/cairn-dev/cairn/internal/operator"
+	"github.com/cairn-dev/cairn/manager"
 )
 
 // Cluster is a running envtest control plane and its administrator.
@@ -53,7 +53,7 @@ func Start(t testing.TB, env *envtest.Environment, adminName string) *Cluster {
 	if err := os.WriteFile(path, kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	admin, err := client.New(cfg, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func SigningKeys(ctx context.Context, c client.Reader, fed *fv1.Federation) (map
 		return nil, err
 	}
 	var labelled corev1.SecretList
-	if err := c.List(ctx, &labelled, client.InNamespace(fed.Namespace), client.MatchingLabels{federationLabel: fed.Name}); err != nil &&
+	if err := c.List(ctx, &labelled, client.InNamespace(fed.Namespace), client.MatchingLabels{FederationLabel: fed.Name}); err != nil &&
 		!apierrors.IsNotFound(err) {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func SigningKeys(ctx context.Context, c client.Reader, fed *fv1.Federation) (map
 			continue
 		}
 		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
-		if err != nil || keyIndex(fed, fv1.PublicKeyPEM(pemText)) < 0 {
+		if err != nil || KeyIndex(fed, fv1.PublicKeyPEM(pemText)) < 0 {
 			continue
 		}
 		keys[fv1.PublicKeyPEM(pemText)] = key
@@ -60,7 +60,7 @@ func ReceiptSigner(fed *fv1.Federation, ca *fv1.CrossAnchor, keys map[fv1.Public
 	if key, ok := keys[ca.Spec.FederationPublicKeyPEM]; ok {
 		return key, true
 	}
-	signer := keyIndex(fed, ca.Spec.FederationPublicKeyPEM)
+	signer := KeyIndex(fed, ca.Spec.FederationPublicKeyPEM)
 	if signer < 0 {
 		return nil, false
 	}

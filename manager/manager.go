@@ -1,7 +1,7 @@
-// Package operator builds the federation's controller-runtime manager: its scheme, metrics,
+// Package manager builds the federation's controller-runtime manager: its scheme, metrics,
 // health and readiness checks, leader election, the controllers it runs, the federation
 // API it serves on every replica, and the admission webhooks it serves when asked.
-package operator
+package manager
 
 import (
 	"context"
@@ -86,7 +86,7 @@ type Options struct {
 	// controllers.DefaultRetrySchedule. Fault tests shorten it.
 	RetrySchedule []time.Duration
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
-	// taken; 0 means controllers.DefaultSnapshotInterval. Tests shorten it.
+	// taken; 0 means federation.DefaultSnapshotInterval. Tests shorten it.
 	SnapshotInterval time.Duration
 	// Now replaces time.Now as the clock of the controllers and the federation API, for
 	// the load test's simulated week; nil in production (no flag sets it).

@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"crypto"
@@ -21,13 +21,13 @@ import (
 // included, and log the anchor under its key; status is not evidence. logKey may be nil
 // only while the log leg is pending.
 //
-// It refuses a CrossAnchor the federation did not make (see trustAnchor: the hash must
+// It refuses a CrossAnchor the federation did not make (see Trust.Verify: the hash must
 // recompute and the signature verify under a key of fed's key history), and a key that
 // is not fed's: key must be the one that signed the anchor, or a later one of fed's key
 // history (a federation key rotation re-signs recent receipts).
 func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) ([]byte, error) {
-	var trust *anchorTrust // no memory: each call verifies
-	if err := trust.trustAnchor(fed, ca); err != nil {
+	var trust *Trust // no memory: each call verifies
+	if err := trust.Verify(fed, ca); err != nil {
 		return nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
 	}
 	if len(key) != ed25519.PrivateKeySize {
@@ -37,15 +37,15 @@ func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, l
 	if err != nil {
 		return nil, err
 	}
-	if signer := keyIndex(fed, fv1.PublicKeyPEM(pemText)); signer < 0 || signer < keyIndex(fed, ca.Spec.FederationPublicKeyPEM) {
+	if signer := KeyIndex(fed, fv1.PublicKeyPEM(pemText)); signer < 0 || signer < KeyIndex(fed, ca.Spec.FederationPublicKeyPEM) {
 		return nil, fmt.Errorf("receipt of %s: the key given neither signed the anchor nor followed the key that did in Federation %s's key history", ca.Name, fed.Name)
 	}
-	_, out, err := signReceipt(ca, key, logKey)
+	_, out, err := SignReceipt(ca, key, logKey)
 	return out, err
 }
 
-// signReceipt builds ca's receipt and signs it with key.
-func signReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) (*protocol.Receipt, []byte, error) {
+// SignReceipt builds ca's receipt and signs it with key.
+func SignReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) (*protocol.Receipt, []byte, error) {
 	r, err := verifiedReceipt(ca, logKey)
 	if err != nil {
 		return nil, nil, err
@@ -69,7 +69,7 @@ func VerifyLogLeg(ca *fv1.CrossAnchor, logKey crypto.PublicKey) error {
 // verifiedReceipt is ca's unsigned receipt. Once ca is Anchored it carries the log's
 // proof bundle rebuilt from ca's status, verified under logKey.
 func verifiedReceipt(ca *fv1.CrossAnchor, logKey crypto.PublicKey) (protocol.Receipt, error) {
-	r := anchorReceipt(ca)
+	r := AnchorReceipt(ca)
 	if ca.Status.Phase != fv1.PhaseAnchored || ca.Status.LogEntry == nil || ca.Status.InclusionProof == nil {
 		return r, nil
 	}
@@ -83,7 +83,7 @@ func verifiedReceipt(ca *fv1.CrossAnchor, logKey crypto.PublicKey) (protocol.Rec
 	if r.TLogEntry, err = json.Marshal(bundle); err != nil {
 		return r, err
 	}
-	logPEM, err := logKeyPEM(logKey)
+	logPEM, err := LogKeyPEM(logKey)
 	if err != nil {
 		return r, err
 	}
@@ -96,8 +96,8 @@ func verifiedReceipt(ca *fv1.CrossAnchor, logKey crypto.PublicKey) (protocol.Rec
 	return r, nil
 }
 
-// logKeyPEM is a log's public key as a receipt names it: PKIX PEM, as Rekor serves it.
-func logKeyPEM(key crypto.PublicKey) (string, error) {
+// LogKeyPEM is a log's public key as a receipt names it: PKIX PEM, as Rekor serves it.
+func LogKeyPEM(key crypto.PublicKey) (string, error) {
 	der, err := x509.MarshalPKIXPublicKey(key)
 	if err != nil {
 		return "", fmt.Errorf("log key: %w", err)

@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"crypto/ed25519"
@@ -28,7 +28,7 @@ func TestCheckAnchor(t *testing.T) {
 	// A wrong hash, signed: the signature verifies, the hash does not recompute.
 	wrong := ca.DeepCopy()
 	wrong.Spec.CrossAnchorHash = fv1.Hash(strings.Repeat("0", 64))
-	raw, err := json.Marshal(anchorReceipt(wrong))
+	raw, err := json.Marshal(AnchorReceipt(wrong))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package controllers
+package federation
 
 import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func signedAnchor(t *testing.T, key ed25519.PrivateKey) (*fv1.Federation, *fv1.C
 // a Federation whose key history holds key.
 func signAnchor(t testing.TB, ca *fv1.CrossAnchor, key ed25519.PrivateKey) *fv1.Federation {
 	t.Helper()
-	r := anchorReceipt(ca)
+	r := AnchorReceipt(ca)
 	var err error
 	if r.CrossAnchorHash, err = protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt); err != nil {
 		t.Fatal(err)
@@ -88,18 +89,18 @@ func TestTrustAnchor(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fed, ca := signedAnchor(t, key)
 			c.change(fed, ca)
-			err := (&anchorTrust{}).trustAnchor(fed, ca)
+			err := (&Trust{}).Verify(fed, ca)
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("refused a signed anchor: %v", err)
 			case c.want == "":
 				return
-			case !errors.Is(err, errUntrusted):
-				t.Fatalf("got %v, want an error wrapping errUntrusted", err)
+			case !errors.Is(err, ErrUntrusted):
+				t.Fatalf("got %v, want an error wrapping ErrUntrusted", err)
 			case !strings.Contains(err.Error(), c.want):
 				t.Errorf("got %q, want it to say %q", err, c.want)
 			}
-			want, _ := protocol.CrossAnchorHash(anchorReceipt(ca).ParticipatingOperators, ca.Spec.AnchoredAt)
+			want, _ := protocol.CrossAnchorHash(AnchorReceipt(ca).ParticipatingOperators, ca.Spec.AnchoredAt)
 			if want != "" && strings.Contains(err.Error(), want) {
 				t.Errorf("the refusal states the hash that would have passed: %v", err)
 			}
@@ -112,21 +113,21 @@ func TestTrustAnchor(t *testing.T) {
 func TestTrustAnchorRemembers(t *testing.T) {
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	fed, ca := signedAnchor(t, key)
-	trust := &anchorTrust{}
-	if err := trust.trustAnchor(fed, ca); err != nil {
+	trust := &Trust{}
+	if err := trust.Verify(fed, ca); err != nil {
 		t.Fatal(err)
 	}
-	if trusted, ok := trust.known(fed, ca.UID, ca.Generation); !ok || !trusted {
+	if trusted, ok := trust.Known(fed, ca.UID, ca.Generation); !ok || !trusted {
 		t.Fatalf("known: trusted %v, remembered %v", trusted, ok)
 	}
-	if _, ok := trust.known(fed, ca.UID, ca.Generation+1); ok {
+	if _, ok := trust.Known(fed, ca.UID, ca.Generation+1); ok {
 		t.Error("a verdict outlived a change of generation")
 	}
 	fed.Status.KeyHistory = nil
-	if trusted, _ := trust.known(fed, ca.UID, ca.Generation); trusted {
+	if trusted, _ := trust.Known(fed, ca.UID, ca.Generation); trusted {
 		t.Error("a remembered verdict ignored the key history")
 	}
-	if err := trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
+	if err := trust.Verify(fed, ca); !errors.Is(err, ErrUntrusted) {
 		t.Errorf("with the key gone from the history: %v", err)
 	}
 }
@@ -141,7 +142,7 @@ func BenchmarkTrustAnchor10k(b *testing.B) {
 	fed := signAnchor(b, ca, key)
 	b.ResetTimer()
 	for range b.N {
-		if err := (&anchorTrust{}).trustAnchor(fed, ca); err != nil {
+		if err := (&Trust{}).Verify(fed, ca); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -154,19 +155,32 @@ func TestTrustAnchorSignedInEitherForm(t *testing.T) {
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	for _, legacy := range []bool{false, true} {
 		fed, ca := signedAnchor(t, key)
-		r := anchorReceipt(ca)
+		r := AnchorReceipt(ca)
 		r.Legacy = legacy
 		if _, err := protocol.SignReceipt(&r, key); err != nil {
 			t.Fatal(err)
 		}
 		ca.Spec.FederationSignature = fv1.Signature(r.FederationSignature)
-		var trust *anchorTrust
-		if err := trust.trustAnchor(fed, ca); err != nil {
+		var trust *Trust
+		if err := trust.Verify(fed, ca); err != nil {
 			t.Errorf("legacy=%v: %v", legacy, err)
 		}
 		ca.Spec.AnchorID, ca.Name = "anchor-20261124-002", "anchor-20261124-002"
-		if err := trust.trustAnchor(fed, ca); !errors.Is(err, errUntrusted) {
-			t.Errorf("legacy=%v, another anchor ID: %v, want errUntrusted", legacy, err)
+		if err := trust.Verify(fed, ca); !errors.Is(err, ErrUntrusted) {
+			t.Errorf("legacy=%v, another anchor ID: %v, want ErrUntrusted", legacy, err)
 		}
 	}
+}
+
+// participants returns n distinct, well-formed participants in operatorID order.
+func participants(n int) []fv1.Participant {
+	ps := make([]fv1.Participant, n)
+	for i := range ps {
+		ps[i] = fv1.Participant{
+			OperatorID:     fv1.OperatorID(fmt.Sprintf("op_%016x", i)),
+			ChainSignature: fv1.Hash(strings.Repeat(fmt.Sprintf("%08x", i), 8)),
+			LastSeq:        int64(i) + 1_000_000_000,
+		}
+	}
+	return ps
 }

@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"context"
@@ -22,7 +22,7 @@ var ErrNoAdminSecret = errors.New("the federation's admin Secret does not exist"
 // request can match it.
 func AdminToken(ctx context.Context, from client.Reader, fed *fv1.Federation) ([]byte, error) {
 	var s corev1.Secret
-	err := from.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: secretName(fed, fed.Spec.AdminTokenSecretRef, "admin")}, &s)
+	err := from.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: AdminSecretName(fed)}, &s)
 	if apierrors.IsNotFound(err) {
 		return nil, ErrNoAdminSecret
 	}

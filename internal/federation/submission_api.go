@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -40,10 +40,10 @@ type SubmissionVerdict struct {
 // judged it (or waits for its operator to be registered), else accepted or refused with
 // the reason of the condition that refused it.
 func VerdictOf(sub *fv1.Submission) SubmissionVerdict {
-	if !done(sub) {
+	if !Decided(sub) {
 		return SubmissionVerdict{}
 	}
-	if isAccepted(sub) {
+	if IsAccepted(sub) {
 		return SubmissionVerdict{Done: true, Accepted: true}
 	}
 	for _, t := range [...]fv1.ConditionType{fv1.ConditionReady, fv1.ConditionSignatureVerified, fv1.ConditionContinuityVerified} {

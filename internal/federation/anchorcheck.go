@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"crypto/ed25519"
@@ -50,7 +50,7 @@ func CheckAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) AnchorChecks {
 	} else {
 		c.SignatureVerified = true
 	}
-	if keyIndex(fed, ca.Spec.FederationPublicKeyPEM) < 0 {
+	if KeyIndex(fed, ca.Spec.FederationPublicKeyPEM) < 0 {
 		c.Reasons = append(c.Reasons, "the anchor's federation key is not in the Federation's key history")
 	} else {
 		c.KeyInHistory = true

@@ -1,4 +1,4 @@
-package controllers
+package federation
 
 import (
 	"crypto/ed25519"
@@ -18,12 +18,12 @@ import (
 // CrossAnchor (the admission policy in config/admission allows only the manager, but a
 // cluster may lack it) can write any spec, so nothing is uploaded, adopted as the last
 // anchor, counted for naming or key rotation, re-signed, marked from or turned into a
-// receipt unless it passes trustAnchor. The anchor's status is never consulted: it is
+// receipt unless it passes Trust.Verify. The anchor's status is never consulted: it is
 // the controllers' memory, not evidence. The keys come from the Federation's key history,
 // which only the manager writes (the admission policy refuses status writes by others).
 
-// errUntrusted means a CrossAnchor is not a record the federation made.
-var errUntrusted = errors.New("not a cross-anchor the federation made")
+// ErrUntrusted means a CrossAnchor is not a record the federation made.
+var ErrUntrusted = errors.New("not a cross-anchor the federation made")
 
 // anchorVerdict is what verifying one CrossAnchor's spec found: the key whose signature
 // verified, or why it did not.
@@ -32,11 +32,11 @@ type anchorVerdict struct {
 	err    error
 }
 
-// anchorTrust verifies CrossAnchors and remembers the verdicts. A spec is immutable (and
+// Trust verifies CrossAnchors and remembers the verdicts. A spec is immutable (and
 // a change would bump its generation), so a verdict holds for a UID and generation; the
 // key it names is checked against the Federation's key history on every use, since that
-// history can grow. The zero value verifies without remembering; a nil *anchorTrust too.
-type anchorTrust struct {
+// history can grow. The zero value verifies without remembering; a nil *Trust too.
+type Trust struct {
 	mu       sync.Mutex
 	verdicts map[anchorVersion]anchorVerdict
 }
@@ -46,44 +46,44 @@ type anchorVersion struct {
 	generation int64
 }
 
-// trustAnchor returns nil when ca is fed's: its anchorID is its name, its participants
+// Verify returns nil when ca is fed's: its anchorID is its name, its participants
 // are in strictly ascending operator ID order with a positive lastSeq each, its hash
 // recomputes from them and anchoredAt, and its federationSignature verifies over the
 // receipt payload under federationPublicKeyPEM, a key of fed's key history. Otherwise the
-// error wraps errUntrusted and says which check failed (never the value that would have
+// error wraps ErrUntrusted and says which check failed (never the value that would have
 // passed).
-func (t *anchorTrust) trustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+func (t *Trust) Verify(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
 	v := t.verdict(ca)
 	if v.err != nil {
 		return v.err
 	}
-	if keyIndex(fed, v.keyPEM) < 0 {
-		return fmt.Errorf("%w: CrossAnchor %s is signed by a key that is not in Federation %s's key history", errUntrusted, ca.Name, fed.Name)
+	if KeyIndex(fed, v.keyPEM) < 0 {
+		return fmt.Errorf("%w: CrossAnchor %s is signed by a key that is not in Federation %s's key history", ErrUntrusted, ca.Name, fed.Name)
 	}
 	return nil
 }
 
 // TrustAnchor returns nil when ca is an anchor fed made, by the rule every controller
-// applies (see trustAnchor): its hash recomputes and its signature verifies under a key of
+// applies (see Trust.Verify): its hash recomputes and its signature verifies under a key of
 // fed's key history. Otherwise the error wraps no value that would have passed.
 func TrustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
-	return (*anchorTrust)(nil).trustAnchor(fed, ca)
+	return (*Trust)(nil).Verify(fed, ca)
 }
 
 // known reports whether a verdict on the anchor with uid at generation is remembered,
-// and if so whether trustAnchor would pass it: a verdict from its metadata alone.
-func (t *anchorTrust) known(fed *fv1.Federation, uid types.UID, generation int64) (trusted, ok bool) {
+// and if so whether Trust.Verify would pass it: a verdict from its metadata alone.
+func (t *Trust) Known(fed *fv1.Federation, uid types.UID, generation int64) (trusted, ok bool) {
 	if t == nil {
 		return false, false
 	}
 	t.mu.Lock()
 	v, ok := t.verdicts[anchorVersion{uid, generation}]
 	t.mu.Unlock()
-	return ok && v.err == nil && keyIndex(fed, v.keyPEM) >= 0, ok
+	return ok && v.err == nil && KeyIndex(fed, v.keyPEM) >= 0, ok
 }
 
 // verdict verifies ca's spec, or returns the verdict remembered for it.
-func (t *anchorTrust) verdict(ca *fv1.CrossAnchor) anchorVerdict {
+func (t *Trust) verdict(ca *fv1.CrossAnchor) anchorVerdict {
 	version := anchorVersion{ca.UID, ca.Generation}
 	if t != nil && ca.UID != "" {
 		t.mu.Lock()
@@ -106,7 +106,7 @@ func (t *anchorTrust) verdict(ca *fv1.CrossAnchor) anchorVerdict {
 }
 
 // remember records that ca, which this process signed and created, is trusted.
-func (t *anchorTrust) remember(ca *fv1.CrossAnchor) {
+func (t *Trust) Remember(ca *fv1.CrossAnchor) {
 	if t == nil || ca.UID == "" {
 		return
 	}
@@ -130,65 +130,65 @@ func verifyAnchorSpec(ca *fv1.CrossAnchor) error {
 // anchorHashError returns nil when ca's anchorID is its name, every participant has a
 // positive lastSeq, and its crossAnchorHash recomputes from its participants (in strictly
 // ascending operator ID order, of the shapes protocol.CrossAnchorHash requires) and
-// anchoredAt. The error wraps errUntrusted and states no recomputed value.
+// anchoredAt. The error wraps ErrUntrusted and states no recomputed value.
 func anchorHashError(ca *fv1.CrossAnchor) error {
 	if string(ca.Spec.AnchorID) != ca.Name {
-		return fmt.Errorf("%w: CrossAnchor %s names anchor %s", errUntrusted, ca.Name, ca.Spec.AnchorID)
+		return fmt.Errorf("%w: CrossAnchor %s names anchor %s", ErrUntrusted, ca.Name, ca.Spec.AnchorID)
 	}
 	for _, p := range ca.Spec.Participants {
 		if p.LastSeq < 1 {
-			return fmt.Errorf("%w: CrossAnchor %s gives operator %s no lastSeq", errUntrusted, ca.Name, p.OperatorID)
+			return fmt.Errorf("%w: CrossAnchor %s gives operator %s no lastSeq", ErrUntrusted, ca.Name, p.OperatorID)
 		}
 	}
-	r := anchorReceipt(ca)
+	r := AnchorReceipt(ca)
 	want, err := protocol.CrossAnchorHash(r.ParticipatingOperators, r.AnchoredAt)
 	if err != nil {
-		return fmt.Errorf("%w: CrossAnchor %s: participating_operators or anchored_at: %w", errUntrusted, ca.Name, err)
+		return fmt.Errorf("%w: CrossAnchor %s: participating_operators or anchored_at: %w", ErrUntrusted, ca.Name, err)
 	}
 	if want != r.CrossAnchorHash {
-		return fmt.Errorf("%w: CrossAnchor %s: cross_anchor_hash mismatch: its crossAnchorHash does not recompute from its participants and anchoredAt", errUntrusted, ca.Name)
+		return fmt.Errorf("%w: CrossAnchor %s: cross_anchor_hash mismatch: its crossAnchorHash does not recompute from its participants and anchoredAt", ErrUntrusted, ca.Name)
 	}
 	return nil
 }
 
 // anchorSignatureError returns nil when ca's federationSignature (canonical padded base64
 // of 64 bytes) verifies under its federationPublicKeyPEM over the receipt payload of
-// anchorReceipt(ca), or of its legacy form. Whose key that is, and whether the hash
+// AnchorReceipt(ca), or of its legacy form. Whose key that is, and whether the hash
 // recomputes, are not checked here.
 func anchorSignatureError(ca *fv1.CrossAnchor) error {
 	pub, err := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
 	if err != nil {
-		return fmt.Errorf("%w: CrossAnchor %s: federationPublicKeyPEM: %w", errUntrusted, ca.Name, err)
+		return fmt.Errorf("%w: CrossAnchor %s: federationPublicKeyPEM: %w", ErrUntrusted, ca.Name, err)
 	}
 	sig, err := base64.StdEncoding.Strict().DecodeString(string(ca.Spec.FederationSignature))
 	if err != nil || len(sig) != ed25519.SignatureSize ||
 		base64.StdEncoding.EncodeToString(sig) != string(ca.Spec.FederationSignature) {
-		return fmt.Errorf("%w: CrossAnchor %s: federationSignature is not the padded base64 of 64 bytes", errUntrusted, ca.Name)
+		return fmt.Errorf("%w: CrossAnchor %s: federationSignature is not the padded base64 of 64 bytes", ErrUntrusted, ca.Name)
 	}
-	r := anchorReceipt(ca)
+	r := AnchorReceipt(ca)
 	for _, legacy := range [...]bool{false, true} {
 		// An anchor signed before receipts named their log's key signs the legacy form.
 		r.Legacy = legacy
 		raw, err := json.Marshal(r)
 		if err != nil {
-			return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+			return fmt.Errorf("%w: CrossAnchor %s: %w", ErrUntrusted, ca.Name, err)
 		}
 		payload, err := protocol.ReceiptPayload(raw)
 		if err != nil {
-			return fmt.Errorf("%w: CrossAnchor %s: %w", errUntrusted, ca.Name, err)
+			return fmt.Errorf("%w: CrossAnchor %s: %w", ErrUntrusted, ca.Name, err)
 		}
 		if ed25519.Verify(pub, payload, sig) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: CrossAnchor %s: %w: federation_signature over the receipt payload", errUntrusted, ca.Name, protocol.ErrSignature)
+	return fmt.Errorf("%w: CrossAnchor %s: %w: federation_signature over the receipt payload", ErrUntrusted, ca.Name, protocol.ErrSignature)
 }
 
-// anchorReceipt is the receipt ca's federationSignature signs: the anchor's record
+// AnchorReceipt is the receipt ca's federationSignature signs: the anchor's record
 // before any log entry, in the current format (all log members null). Anchors signed
 // before that format signed its legacy form (Legacy set), which verifyAnchorSpec also
 // accepts.
-func anchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
+func AnchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
 	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), FederationSignature: string(ca.Spec.FederationSignature)}
 	r.ParticipatingOperators = make([]protocol.Participant, len(ca.Spec.Participants))
@@ -198,8 +198,8 @@ func anchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
 	return r
 }
 
-// keyIndex returns the position of the key pemText in fed's key history, or -1.
-func keyIndex(fed *fv1.Federation, pemText fv1.PublicKeyPEM) int {
+// KeyIndex returns the position of the key pemText in fed's key history, or -1.
+func KeyIndex(fed *fv1.Federation, pemText fv1.PublicKeyPEM) int {
 	for i, k := range fed.Status.KeyHistory {
 		if k.PublicKeyPEM == pemText {
 			return i

@@ -1,0 +1,78 @@
+package federation
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// OperatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
+// spec.operatorID.
+const OperatorIDIndex = "operatorID"
+
+// Decided reports whether sub has its final verdict: refused, or accepted.
+func Decided(sub *fv1.Submission) bool {
+	if ready := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionReady)); ready != nil {
+		return ready.Reason != fv1.ReasonOperatorUnknown
+	}
+	// Verdicts written before Ready was.
+	sig := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionSignatureVerified))
+	if sig != nil && sig.Status == metav1.ConditionFalse && sig.Reason != fv1.ReasonOperatorUnknown {
+		return true
+	}
+	return meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionContinuityVerified)) != nil
+}
+
+// VerifySubmissionHeader returns the reason, the spec field at fault and a message when
+// s.signedHeader is not signed by pub (s.signature; field "signedHeader"), or a field of s
+// is not the header's (ReasonHeaderMismatch; the message states both values); all ""
+// when it verifies and matches. Whether pub is the operator's current key is the
+// Submission controller's to check, once the operator is registered.
+func VerifySubmissionHeader(s *fv1.SubmissionSpec, pub ed25519.PublicKey) (reason, field, msg string) {
+	h, err := protocol.VerifySignedHeader([]byte(s.SignedHeader), string(s.Signature), pub)
+	if err != nil {
+		return fv1.ReasonSignatureInvalid, "signedHeader", fmt.Sprintf("signedHeader: %v", err)
+	}
+	for _, c := range [...]struct{ field, spec, header string }{
+		{"chainSignature", string(s.ChainSignature), h.ChainSignature},
+		{"entryCount", strconv.FormatInt(s.EntryCount, 10), strconv.FormatInt(h.EntryCount, 10)},
+		{"firstSeq", strconv.FormatInt(s.FirstSeq, 10), strconv.FormatInt(h.FirstSeq, 10)},
+		{"lastSeq", strconv.FormatInt(s.LastSeq, 10), strconv.FormatInt(h.LastSeq, 10)},
+		{"firstPrevHash", string(s.FirstPrevHash), h.FirstPrevHash},
+		{"lastHMACHash", string(s.LastHMACHash), h.LastHMACHash},
+		{"exportedAt", string(s.ExportedAt), h.ExportedAt},
+	} {
+		if c.spec != c.header {
+			return fv1.ReasonHeaderMismatch, c.field, fmt.Sprintf("spec.%s is %s, the signed header says %s", c.field, c.spec, c.header)
+		}
+	}
+	return "", "", ""
+}
+
+// CheckContinuity returns the reason and message when sub does not follow head.
+func CheckContinuity(sub *fv1.Submission, head *fv1.SubmissionHead) (reason, msg string) {
+	if head == nil {
+		return "", ""
+	}
+	s := &sub.Spec
+	switch {
+	case s.FirstSeq != head.LastSeq+1:
+		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_seq is %d, want %d: %s ended at seq %d",
+			s.FirstSeq, head.LastSeq+1, head.Submission, head.LastSeq)
+	case s.FirstPrevHash != head.LastHMACHash:
+		return fv1.ReasonContinuityViolation, fmt.Sprintf("first_prev_hash is %s, want %s, the last hmac_hash of %s",
+			s.FirstPrevHash, head.LastHMACHash, head.Submission)
+	case s.EntryCount < head.EntryCount:
+		return fv1.ReasonEntryCountRegression, fmt.Sprintf("entry_count %d is below %d, that of %s",
+			s.EntryCount, head.EntryCount, head.Submission)
+	}
+	return "", ""
+}
