@@ -1,7 +1,7 @@
 // Command cairn-loadtest is Cairn's load test (make loadtest): a simulated week of a
 // federation on loopback. It runs the pieces of `cairn dev` in one process — etcd and
 // kube-apiserver from the envtest binaries, the manager with its controllers and the
-// federation API (internal/operator) — on one simulated clock shared by the controllers,
+// federation API (manager) — on one simulated clock shared by the controllers,
 // the API and the operators. Operators, each with its own Ed25519 key and chain, register
 // through the challenge flow and submit signed exports over HTTP on their own cadences;
 // the Federation anchors every anchorInterval of simulated time into its embedded log.
