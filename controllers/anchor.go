@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -18,61 +19,101 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// This file is the anchor run: bind the latest pending submission of each operator into
-// one signed CrossAnchor and record it as the Federation's last anchor. That is all a run
-// writes; marking the submissions it covers is the Submission controller's (coverage.go).
-// A run that stopped after creating its CrossAnchor is finished by adoptAnchors.
+// This file is the anchor run. It decides what it binds from facts no operator can make
+// ambiguous, and waits for no other controller:
+//
+//   - what every trusted anchor bound (the ledger: per operator, the highest lastSeq an
+//     anchor bound, read past the cache so that no anchor is missed);
+//   - the operators' accepted submissions above that seq (an operator's accepted
+//     submissions form one chain, since a Submission is named after its first seq), of
+//     which the newest gives the operator's chain signature and lastSeq.
+//
+// It binds them into as many signed CrossAnchors as it takes (at most
+// federation.MaxParticipantsPerAnchor operators each), all at one anchoredAt, and records
+// the last as the Federation's last anchor. That is all a run writes. Whether a
+// submission is anchored follows from the anchors (federation.Ledger, federation.Covers);
+// the Submission controller's marking of it, later, is for readers, and no run waits for
+// it. A run that stopped after creating an anchor is finished by adoptAnchors.
 
-var (
-	// errNotEnoughParticipants means fewer operators have pending submissions than the
-	// Federation's minParticipants.
-	errNotEnoughParticipants = errors.New("not enough participants")
-	// errMarking means the Submission controller has not yet marked every submission the
-	// last anchor covers: a run now would see them as pending and bind them again.
-	errMarking = errors.New("the last anchor's submissions are still being marked")
-)
+// errNotEnoughParticipants means fewer operators have pending submissions than the
+// Federation's minParticipants.
+var errNotEnoughParticipants = errors.New("not enough participants")
 
-// run is one anchor run. The anchors are read past the cache, since a view that missed
-// the last anchor would bind its submissions again; the pending submissions come from
-// the cache, since one the cache has not seen yet just waits for the next run, and the
-// last anchor's lastSeqs tell which of them it already covers. It returns the new anchor
-// and how many submissions it covers. A run for an anchor request (request not "")
-// stamps the request on the anchor, and returns errRequestAdopted when adopting the
-// anchors finds the request handled already.
-func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, request string) (*fv1.CrossAnchor, int, error) {
+// run is one anchor run. It returns the anchors it made, in order, and how many
+// submissions they bind. A run for an anchor request (request not "") stamps the request
+// on its anchors, and returns errRequestAdopted when adopting the anchors finds the
+// request handled already.
+func (r *FederationReconciler) run(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, request string) ([]*fv1.CrossAnchor, int, error) {
 	if err := r.adoptAnchors(ctx, r.APIReader, fed); err != nil {
 		return nil, 0, err
 	}
 	if request != "" && federation.AnchorRequestHandled(fed, request) {
 		return nil, 0, errRequestAdopted
 	}
-	last, err := r.lastAnchor(ctx, r.APIReader, fed)
+	// Past the cache: a run that missed an anchor would bind its operators again.
+	if err := r.Ledger.Sync(ctx, r.APIReader, fed); err != nil {
+		return nil, 0, fmt.Errorf("read the anchors: %w", err)
+	}
+	bound, covered, err := r.bindings(ctx, fed)
 	if err != nil {
 		return nil, 0, err
 	}
+	if len(bound) < int(max(fed.Spec.MinParticipants, 1)) {
+		return nil, 0, fmt.Errorf("%w: %d operators have pending submissions, minParticipants is %d",
+			errNotEnoughParticipants, len(bound), fed.Spec.MinParticipants)
+	}
+	anchors, err := r.createAnchors(ctx, fed, key, bound, covered, request)
+	if len(anchors) > 0 {
+		setLastAnchor(fed, anchors[len(anchors)-1])
+	}
+	if err != nil {
+		return anchors, 0, err
+	}
+	return anchors, countCovered(covered), nil
+}
+
+// bindings returns, in operator ID order, what the run binds for each operator that fed
+// does not suspend and that has accepted submissions above its anchored seq: the newest
+// of them. covered counts those submissions by operator. The submissions come from the
+// cache (one the cache has not seen yet waits for the next run), read-only.
+func (r *FederationReconciler) bindings(ctx context.Context, fed *fv1.Federation) ([]fv1.Participant, map[fv1.OperatorID]int, error) {
 	pending, err := pendingSubmissions(ctx, r.Client, fed.Namespace)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
+	newest := map[fv1.OperatorID]*fv1.Submission{}
+	covered := map[fv1.OperatorID]int{}
 	for i := range pending {
-		if last != nil && federation.Covers(last, &pending[i]) {
-			return nil, 0, fmt.Errorf("%w: %s is not marked yet", errMarking, pending[i].Name)
+		s := &pending[i]
+		if _, suspended := fed.Suspension(s.Spec.OperatorID); len(suspended) > 0 ||
+			s.Spec.LastSeq <= r.Ledger.Through(fed, s.Spec.OperatorID) {
+			continue
+		}
+		covered[s.Spec.OperatorID]++
+		if cur, ok := newest[s.Spec.OperatorID]; !ok || s.Spec.LastSeq > cur.Spec.LastSeq {
+			newest[s.Spec.OperatorID] = s
 		}
 	}
-	pending = withoutSuspended(fed, pending)
-	ca, err := r.createAnchor(ctx, fed, key, pending, request)
-	if err != nil {
-		return nil, 0, err
+	bound := make([]fv1.Participant, 0, len(newest))
+	for id, s := range newest {
+		bound = append(bound, fv1.Participant{OperatorID: id, ChainSignature: s.Spec.ChainSignature, LastSeq: s.Spec.LastSeq})
 	}
-	if r.Hooks.AnchorCreated != nil {
-		r.Hooks.AnchorCreated(ca)
+	slices.SortFunc(bound, func(a, b fv1.Participant) int { return strings.Compare(string(a.OperatorID), string(b.OperatorID)) })
+	return bound, covered, nil
+}
+
+// countCovered sums covered.
+func countCovered(covered map[fv1.OperatorID]int) int {
+	n := 0
+	for _, c := range covered {
+		n += c
 	}
-	setLastAnchor(fed, ca)
-	return ca, len(pending), nil
+	return n
 }
 
 // pendingSubmissions returns the accepted submissions of namespace that no anchor is
-// marked on, from c's pendingIndex: read-only, not copied out of the cache.
+// marked on yet, from c's pendingIndex: read-only, not copied out of the cache. Marking
+// lags the anchors, so some of them may be anchored already: the ledger tells.
 func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) ([]fv1.Submission, error) {
 	var list fv1.SubmissionList
 	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{pendingIndex: allPending},
@@ -82,34 +123,44 @@ func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) 
 	return list.Items, nil
 }
 
-// createAnchor signs a cross-anchor over the latest pending submission of each operator
-// and creates its CrossAnchor, stamped with request when the run is an anchor request's.
-func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, pending []fv1.Submission, request string) (*fv1.CrossAnchor, error) {
-	latest := map[fv1.OperatorID]*fv1.Submission{}
-	for i := range pending {
-		s := &pending[i]
-		if cur, ok := latest[s.Spec.OperatorID]; !ok || s.Spec.LastSeq > cur.Spec.LastSeq {
-			latest[s.Spec.OperatorID] = s
-		}
-	}
-	if len(latest) < int(max(fed.Spec.MinParticipants, 1)) {
-		return nil, fmt.Errorf("%w: %d operators have pending submissions, minParticipants is %d",
-			errNotEnoughParticipants, len(latest), fed.Spec.MinParticipants)
-	}
+// createAnchors signs and creates the CrossAnchors that bind bound (in operator ID
+// order), federation.MaxParticipantsPerAnchor operators each, all at one anchoredAt and
+// stamped with request when the run is an anchor request's. Each is folded into the
+// ledger once created. It returns those created, also when a later one failed.
+func (r *FederationReconciler) createAnchors(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, bound []fv1.Participant,
+	covered map[fv1.OperatorID]int, request string) ([]*fv1.CrossAnchor, error) {
 	now := r.now().UTC()
-	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Labels: map[string]string{federation.FederationLabel: fed.Name},
-		Finalizers: []string{recordFinalizer}}}
-	ca.Spec.AnchoredAt = protocol.FormatAnchoredAt(now)
-	stampRequest(ca, request, len(pending))
-	for id, s := range latest {
-		ca.Spec.Participants = append(ca.Spec.Participants, fv1.Participant{OperatorID: id, ChainSignature: s.Spec.ChainSignature, LastSeq: s.Spec.LastSeq})
+	size := cmp.Or(r.MaxParticipants, federation.MaxParticipantsPerAnchor)
+	parts := (len(bound) + size - 1) / size
+	var made []*fv1.CrossAnchor
+	for part := range parts {
+		ps := bound[part*size : min((part+1)*size, len(bound))]
+		ca, err := r.createAnchor(ctx, fed, key, now, ps)
+		if err == nil {
+			n := 0
+			for _, p := range ps {
+				n += covered[p.OperatorID]
+			}
+			ca.Annotations = stampRun(ca.Annotations, request, n, part+1, parts)
+			err = r.create(ctx, fed, ca)
+		}
+		if err != nil {
+			return made, err
+		}
+		made = append(made, ca)
 	}
-	slices.SortFunc(ca.Spec.Participants, func(a, b fv1.Participant) int { return strings.Compare(string(a.OperatorID), string(b.OperatorID)) })
+	return made, nil
+}
+
+// createAnchor names and signs the CrossAnchor that binds ps at now.
+func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, now time.Time, ps []fv1.Participant) (*fv1.CrossAnchor, error) {
 	id, err := r.nextAnchorID(ctx, fed, now)
 	if err != nil {
 		return nil, err
 	}
-	ca.Name, ca.Spec.AnchorID = id, fv1.AnchorID(id)
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: id,
+		Labels: map[string]string{federation.FederationLabel: fed.Name}}}
+	ca.Spec.AnchorID, ca.Spec.AnchoredAt, ca.Spec.Participants = fv1.AnchorID(id), protocol.FormatAnchoredAt(now), ps
 	receipt := federation.AnchorReceipt(ca)
 	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {
 		return nil, err
@@ -120,157 +171,39 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 	ca.Spec.CrossAnchorHash = fv1.Hash(receipt.CrossAnchorHash)
 	ca.Spec.FederationSignature = fv1.Signature(receipt.FederationSignature)
 	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(receipt.FederationPublicKeyPEM)
-	if err := r.Create(ctx, ca); err != nil {
-		return nil, fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
-	}
-	r.Trust.Remember(ca)
 	return ca, nil
 }
 
-// nextAnchorID returns anchor-YYYYMMDD-NNN for the day of now: one more than the day's
-// highest trusted anchor in the namespace, and than fed's AnchorsAfterAnnotation,
-// skipping names that something else took.
-func (r *FederationReconciler) nextAnchorID(ctx context.Context, fed *fv1.Federation, now time.Time) (string, error) {
-	prefix := "anchor-" + now.Format("20060102") + "-"
-	after, err := anchorsAfter(fed, prefix)
-	if err != nil {
-		return "", err
+// create creates ca, remembers that the federation made it and folds it into the ledger.
+func (r *FederationReconciler) create(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+	if err := r.Create(ctx, ca); err != nil {
+		return fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
-	anchors, err := anchorMetadata(ctx, r.APIReader, fed.Namespace)
-	if err != nil {
-		return "", err
-	}
-	taken := map[string]bool{}
-	next := 1
-	for i := len(anchors) - 1; i >= 0; i-- { // newest first
-		name := anchors[i].Name
-		n, err := strconv.Atoi(strings.TrimPrefix(name, prefix))
-		if err != nil || !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		taken[name] = true
-		if next == 1 {
-			trusted, err := r.trusted(ctx, r.APIReader, fed, &anchors[i])
-			if err != nil {
-				return "", err
-			}
-			if trusted {
-				next = n + 1
-			}
-		}
-	}
-	next = max(next, after+1)
-	for taken[fmt.Sprintf("%s%03d", prefix, next)] {
-		next++
-	}
-	if next > 999 {
-		return "", fmt.Errorf("%s999 is taken: no more anchors today", prefix)
-	}
-	return fmt.Sprintf("%s%03d", prefix, next), nil
-}
-
-// anchorsAfter returns the sequence number that fed's AnchorsAfterAnnotation sets for the
-// day of prefix ("anchor-YYYYMMDD-"): 0 when it is absent or names an earlier day.
-func anchorsAfter(fed *fv1.Federation, prefix string) (int, error) {
-	id, ok := fed.Annotations[fv1.AnchorsAfterAnnotation]
-	if !ok {
-		return 0, nil
-	}
-	bad := fmt.Errorf("annotation %s: %q is not an anchor ID of today or earlier: no anchor is made until it is", fv1.AnchorsAfterAnnotation, id)
-	if len(id) != len(prefix)+3 || !strings.HasPrefix(id, "anchor-") || id[len(prefix)-1] != '-' {
-		return 0, bad
-	}
-	if _, err := time.Parse("20060102", id[len("anchor-"):len(prefix)-1]); err != nil {
-		return 0, bad
-	}
-	seq := id[len(prefix):]
-	n, err := strconv.Atoi(seq)
-	switch day := id[:len(prefix)]; {
-	case err != nil || strings.Trim(seq, "0123456789") != "":
-		return 0, bad
-	case day > prefix: // a day after now: an ID before it could be one it names
-		return 0, bad
-	case day < prefix:
-		return 0, nil
-	}
-	return n, nil
-}
-
-// setLastAnchor records ca as fed's last anchor.
-func setLastAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) {
-	at, _ := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt)
-	fed.Status.LastAnchor = &fv1.AnchorSummary{AnchorID: ca.Spec.AnchorID, AnchoredAt: metav1.NewTime(at), CrossAnchorHash: ca.Spec.CrossAnchorHash}
-}
-
-// lastAnchor reads fed's last anchor from from, or returns nil when it has none. The
-// anchor must be trusted: status names it, and status is no evidence.
-func (r *FederationReconciler) lastAnchor(ctx context.Context, from client.Reader, fed *fv1.Federation) (*fv1.CrossAnchor, error) {
-	if fed.Status.LastAnchor == nil {
-		return nil, nil
-	}
-	var ca fv1.CrossAnchor
-	key := client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}
-	if err := from.Get(ctx, key, &ca, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("read the last anchor %s: %w", key.Name, err)
-	}
-	if err := r.Trust.Verify(fed, &ca); err != nil {
-		return nil, fmt.Errorf("the last anchor: %w", err)
-	}
-	return &ca, nil
-}
-
-// adoptAnchors records as fed's last anchor its newest trusted CrossAnchor, when that is
-// newer than status says: a run that stopped after creating it. The anchor request that
-// run was for, stamped on the anchor, is recorded as handled. It reads from from: the
-// cache on every reconcile, the API server right before a run.
-func (r *FederationReconciler) adoptAnchors(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
-	anchors, err := anchorMetadata(ctx, from, fed.Namespace, client.MatchingLabels{federation.FederationLabel: fed.Name})
-	if err != nil {
-		return err
-	}
-	for i := len(anchors) - 1; i >= 0; i-- { // newest first
-		if fed.Status.LastAnchor != nil && anchors[i].Name <= string(fed.Status.LastAnchor.AnchorID) {
-			return nil
-		}
-		trusted, err := r.trusted(ctx, from, fed, &anchors[i])
-		if err != nil {
-			return err
-		}
-		if !trusted {
-			continue
-		}
-		var ca fv1.CrossAnchor
-		if err := from.Get(ctx, client.ObjectKeyFromObject(&anchors[i]), &ca, client.UnsafeDisableDeepCopy); err != nil {
-			return err
-		}
-		setLastAnchor(fed, &ca)
-		adoptRequest(fed, &ca, r.now())
-		return nil
+	r.Trust.Remember(ca)
+	r.Ledger.Fold(fed, ca)
+	if r.Hooks.AnchorCreated != nil {
+		r.Hooks.AnchorCreated(ca)
 	}
 	return nil
 }
 
-// trusted reports whether the anchor m names is trusted, from a remembered verdict or by
-// reading and verifying it.
-func (r *FederationReconciler) trusted(ctx context.Context, from client.Reader, fed *fv1.Federation, m *metav1.PartialObjectMetadata) (bool, error) {
-	if trusted, ok := r.Trust.Known(fed, m.UID, m.Generation); ok {
-		return trusted, nil
+// stampRun marks an anchor as part (1-based) of parts of its run, which binds
+// submissions, and as made by the run of anchor request id when id is not "".
+func stampRun(annotations map[string]string, id string, submissions, part, parts int) map[string]string {
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
-	var ca fv1.CrossAnchor
-	if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); err != nil {
-		return false, err
+	annotations[fv1.AnchorRunPartAnnotation] = strconv.Itoa(part) + "/" + strconv.Itoa(parts)
+	if id != "" {
+		annotations[fv1.AnchorRequestIDAnnotation] = id
+		annotations[fv1.AnchorSubmissionsAnnotation] = strconv.Itoa(submissions)
 	}
-	return r.Trust.Verify(fed, &ca) == nil, nil
+	return annotations
 }
 
-// anchorMetadata lists the metadata of the CrossAnchors in namespace, in name order
-// (which is the order anchors are made in).
-func anchorMetadata(ctx context.Context, from client.Reader, namespace string, opts ...client.ListOption) ([]metav1.PartialObjectMetadata, error) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(fv1.GroupVersion.WithKind("CrossAnchorList"))
-	if err := from.List(ctx, list, append(opts, client.InNamespace(namespace))...); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(list.Items, func(a, b metav1.PartialObjectMetadata) int { return strings.Compare(a.Name, b.Name) })
-	return list.Items, nil
+// lastPart reports whether ca is the last anchor of its run: its run-part annotation
+// says so, or it has none (anchors made before runs had parts were their run's only one).
+func lastPart(ca *fv1.CrossAnchor) bool {
+	part, parts, ok := strings.Cut(ca.Annotations[fv1.AnchorRunPartAnnotation], "/")
+	return !ok || part == parts
 }

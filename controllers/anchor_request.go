@@ -42,26 +42,25 @@ func (r *FederationReconciler) anchorRequest(ctx context.Context, fed *fv1.Feder
 	return federation.PendingAnchorRequest(fed)
 }
 
-// stampRequest marks ca as made by the run of request id, which binds submissions.
-func stampRequest(ca *fv1.CrossAnchor, id string, submissions int) {
-	if id == "" {
-		return
-	}
-	if ca.Annotations == nil {
-		ca.Annotations = map[string]string{}
-	}
-	ca.Annotations[fv1.AnchorRequestIDAnnotation] = id
-	ca.Annotations[fv1.AnchorSubmissionsAnnotation] = strconv.Itoa(submissions)
-}
-
-// recordRequest writes into fed's status that request id was handled at now: by anchor
-// ca, which binds covered submissions, or, with ca nil, by a run that made none for
-// cause.
-func recordRequest(fed *fv1.Federation, id string, ca *fv1.CrossAnchor, covered int, cause error, now time.Time) {
+// recordRequest writes into fed's status that request id was handled at now: by the
+// run that made anchors, which bind covered submissions, or, with no anchors, by a run
+// that made none for cause.
+func recordRequest(fed *fv1.Federation, id string, anchors []*fv1.CrossAnchor, covered int, cause error, now time.Time) {
 	req := &fv1.AnchorRequest{ID: id, HandledAt: metav1.NewTime(now)}
-	if ca != nil {
-		req.AnchorID, req.SubmissionsAnchored, req.Reason = ca.Spec.AnchorID, int32(covered), fv1.ReasonAnchored
-		req.Message = fmt.Sprintf("anchored %d submissions of %d operators in %s", covered, len(ca.Spec.Participants), ca.Name)
+	if len(anchors) > 0 {
+		last, operators := anchors[len(anchors)-1], 0
+		for _, ca := range anchors {
+			operators += len(ca.Spec.Participants)
+			if len(anchors) > 1 {
+				req.AnchorIDs = append(req.AnchorIDs, ca.Spec.AnchorID)
+			}
+		}
+		req.AnchorID, req.SubmissionsAnchored, req.Reason = last.Spec.AnchorID, int32(covered), fv1.ReasonAnchored
+		req.Message = fmt.Sprintf("anchored %d submissions of %d operators in %s", covered, operators, last.Name)
+		if len(anchors) > 1 {
+			req.Message = fmt.Sprintf("anchored %d submissions of %d operators in %d anchors, %s to %s", covered, operators, len(anchors),
+				anchors[0].Name, last.Name)
+		}
 	} else {
 		req.Reason, req.Message = fv1.ReasonNotEnoughParticipants, cause.Error()
 	}
@@ -73,15 +72,16 @@ func recordRequest(fed *fv1.Federation, id string, ca *fv1.CrossAnchor, covered 
 const maxRecentRequests = 16
 
 // adoptRequest records the request stamped on ca, a trusted anchor just adopted as fed's
-// last, as handled by it, unless status records it already.
+// last, as handled by it, unless status records it already, or ca is not the last
+// anchor of its run: then the request is run again, for the operators not yet bound.
 func adoptRequest(fed *fv1.Federation, ca *fv1.CrossAnchor, now time.Time) {
 	id := ca.Annotations[fv1.AnchorRequestIDAnnotation]
-	if !federation.ValidAnchorRequestID(id) || federation.AnchorRequestHandled(fed, id) {
+	if !federation.ValidAnchorRequestID(id) || federation.AnchorRequestHandled(fed, id) || !lastPart(ca) {
 		return
 	}
 	covered, err := strconv.Atoi(ca.Annotations[fv1.AnchorSubmissionsAnnotation])
 	if err != nil || covered < 0 {
 		covered = 0
 	}
-	recordRequest(fed, id, ca, covered, nil, now)
+	recordRequest(fed, id, []*fv1.CrossAnchor{ca}, covered, nil, now)
 }

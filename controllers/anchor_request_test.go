@@ -7,8 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
@@ -35,37 +33,8 @@ var _ = Describe("An anchor request", Label("log"), func() {
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) []fv1.KeyRecord { return s.KeyHistory }, Not(BeEmpty())))
 	})
 
-	// request writes id into the Federation's request annotation, as the API does.
-	request := func(id string) {
-		GinkgoHelper()
-		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var f fv1.Federation
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
-			if f.Annotations == nil {
-				f.Annotations = map[string]string{}
-			}
-			f.Annotations[fv1.AnchorRequestAnnotation] = id
-			return k8sClient.Update(ctx, &f)
-		})).To(Succeed())
-	}
-
-	// handled waits until status records request id, and returns the record.
-	handled := func(id string) *fv1.AnchorRequest {
-		GinkgoHelper()
-		var req *fv1.AnchorRequest
-		Eventually(func(g Gomega) {
-			s := federationStatus(fed)()
-			g.Expect(s.AnchorRequest).NotTo(BeNil())
-			g.Expect(s.AnchorRequest.ID).To(Equal(id))
-			if s.AnchorRequest.AnchorID != "" {
-				// Written together: a status that records the request names its anchor as the last.
-				g.Expect(s.LastAnchor).NotTo(BeNil())
-				g.Expect(s.LastAnchor.AnchorID).To(Equal(s.AnchorRequest.AnchorID))
-			}
-			req = s.AnchorRequest
-		}).Should(Succeed())
-		return req
-	}
+	request := func(id string) { GinkgoHelper(); requestAnchor(fed, id) }
+	handled := func(id string) *fv1.AnchorRequest { GinkgoHelper(); return handledRequest(fed, id) }
 
 	It("runs an anchor at once, records it once, and leaves the schedule as it was", func() {
 		submitFor(ns, newTestOperator(90, "Request Org A"), "a", 3)

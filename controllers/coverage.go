@@ -17,17 +17,19 @@ import (
 	"github.com/cairn-dev/cairn/internal/federation"
 )
 
-// This file is coverage: which submissions a CrossAnchor covers, and marking them.
+// This file is coverage: marking the submissions a CrossAnchor covers.
 //
-// The rule follows from one record. Each participant of a CrossAnchor records the
-// lastSeq of the submission whose chain signature it binds; a trusted anchor covers every
-// accepted submission of that operator whose lastSeq is at or below it. A submission is
-// anchored by the first trusted anchor, in name order (the order anchors are made in),
-// that covers it, so each is anchored exactly once however often it is looked at.
+// Each participant of a CrossAnchor records the lastSeq of the submission whose chain
+// signature it binds; a trusted anchor covers every accepted submission of that operator
+// whose lastSeq is at or below it (federation.Covers), since an operator's accepted
+// submissions form one chain. A submission is anchored by the first trusted anchor, in
+// name order (the order anchors are made in), that covers it, so each is anchored exactly
+// once however often it is looked at.
 //
-// Only the Submission controller writes that into a Submission's status. The anchor run
-// creates one CrossAnchor and writes the Federation's status; the CrossAnchor's arrival
-// in the cache wakes the marker for the pending submissions of its participants.
+// That follows from the anchors alone, and an anchor run reads it from them
+// (federation.Ledger): nothing waits for the mark. The Submission controller writes it
+// into a Submission's status for readers (kubectl, the API), once the CrossAnchor's
+// arrival in the cache wakes it for the pending submissions of its participants.
 
 // participantIndex indexes CrossAnchors by the operator IDs of their participants.
 const participantIndex = "spec.participants.operatorID"
@@ -68,20 +70,11 @@ func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submi
 	if err != nil {
 		return err
 	}
-	var own fv1.SubmissionList
-	if err := r.List(ctx, &own, client.InNamespace(sub.Namespace), client.MatchingFields{federation.OperatorIDIndex: string(sub.Spec.OperatorID)},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return err
-	}
 	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
 	for i := range anchors.Items {
 		ca := &anchors.Items[i]
 		if err := r.Trust.Verify(fed, ca); err != nil {
 			continue // the CrossAnchor controller rejects it and says why
-		}
-		if err := boundAgrees(ca, sub.Spec.OperatorID, own.Items); err != nil {
-			logf.FromContext(ctx).Info("Ignored an anchor for this operator", "anchor", ca.Name, "reason", err.Error())
-			continue
 		}
 		if err := markAnchored(ctx, r.Client, sub, ca); err != nil {
 			return err
@@ -90,18 +83,6 @@ func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submi
 			r.Hooks.SubmissionMarked(ca)
 		}
 		return nil
-	}
-	return nil
-}
-
-// boundAgrees checks ca's lastSeq for operator, which the signature does not cover,
-// against the operator's submission whose chain signature ca binds, when that is at hand.
-func boundAgrees(ca *fv1.CrossAnchor, operator fv1.OperatorID, own []fv1.Submission) error {
-	p, _ := federation.ParticipantOf(ca, operator)
-	for i := range own {
-		if s := &own[i]; federation.IsAccepted(s) && s.Spec.ChainSignature == p.ChainSignature && s.Spec.LastSeq != p.LastSeq {
-			return fmt.Errorf("it binds %s, which ends at seq %d, but records lastSeq %d", s.Name, s.Spec.LastSeq, p.LastSeq)
-		}
 	}
 	return nil
 }

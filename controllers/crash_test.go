@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // These specs leave the cluster as a manager killed at one step of an anchor run leaves
@@ -32,22 +33,29 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 			op := newTestOperator(byte(70+i), fmt.Sprintf("Crash Org %d", i))
 			subs = append(subs, submitFor(ns, op, fmt.Sprintf("crash%d", i), int64(3+i)))
 		}
-		run = &FederationReconciler{Client: mgrClient, APIReader: k8sClient, Logs: suiteLogs}
+		trust := &federation.Trust{}
+		run = &FederationReconciler{Client: mgrClient, APIReader: k8sClient, Logs: suiteLogs, Trust: trust, Ledger: &federation.Ledger{Trust: trust}}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), fed)).To(Succeed())
 	})
+
+	// bound waits until the cache shows every submission pending, and returns what a run
+	// binds.
+	bound := func(r *FederationReconciler) ([]fv1.Participant, map[fv1.OperatorID]int) {
+		GinkgoHelper()
+		Eventually(func() ([]fv1.Submission, error) { return pendingSubmissions(ctx, mgrClient, ns) }).Should(HaveLen(len(subs)))
+		ps, covered, err := r.bindings(ctx, fed)
+		Expect(err).NotTo(HaveOccurred())
+		return ps, covered
+	}
 
 	// createAnchor is the run's first step, as the killed manager did it.
 	createAnchor := func() *fv1.CrossAnchor {
 		GinkgoHelper()
-		var pending []fv1.Submission
-		Eventually(func() ([]fv1.Submission, error) {
-			var err error
-			pending, err = pendingSubmissions(ctx, mgrClient, ns)
-			return pending, err
-		}).Should(HaveLen(len(subs)))
-		ca, err := run.createAnchor(ctx, fed, federationSigningKey(fed), pending, "")
+		ps, covered := bound(run)
+		anchors, err := run.createAnchors(ctx, fed, federationSigningKey(fed), ps, covered, "")
 		Expect(err).NotTo(HaveOccurred())
-		return ca
+		Expect(anchors).To(HaveLen(1))
+		return anchors[0]
 	}
 
 	// restart wakes the Federation's reconciler, as a restarted manager's first reconcile.
@@ -93,7 +101,7 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 		for _, name := range subs[:len(subs)/2] {
 			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				var s fv1.Submission
-				Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)).To(Succeed())
+				Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, name)}, &s)).To(Succeed())
 				if s.Status.Anchored {
 					return nil
 				}
@@ -111,13 +119,8 @@ var _ = Describe("An anchor run interrupted", Label("log"), func() {
 		// the kill" is made first, then the anchor appears as the crashed run left it.
 		log, err := suiteLogs.For(ctx, k8sClient, fed)
 		Expect(err).NotTo(HaveOccurred())
-		var pending []fv1.Submission
-		Eventually(func() ([]fv1.Submission, error) {
-			pending, err = pendingSubmissions(ctx, mgrClient, ns)
-			return pending, err
-		}).Should(HaveLen(len(subs)))
-		probe := &FederationReconciler{Client: client.NewDryRunClient(k8sClient), APIReader: k8sClient}
-		planned, err := probe.createAnchor(ctx, fed, federationSigningKey(fed), pending, "")
+		ps, _ := bound(run)
+		planned, err := run.createAnchor(ctx, fed, federationSigningKey(fed), suiteClock.Now().UTC(), ps) // named and signed, not yet made
 		Expect(err).NotTo(HaveOccurred())
 		body, err := crossAnchorRecord(planned, federationSigningKey(fed))
 		Expect(err).NotTo(HaveOccurred())

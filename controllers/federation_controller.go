@@ -27,9 +27,9 @@ import (
 // logRetry is how soon a Federation whose log did not answer is reconciled again.
 const logRetry = time.Minute
 
-// markingRetry is how soon a due anchor run that waits (for the marker, or for its key
-// to be recorded) is tried again.
-const markingRetry = time.Second
+// keyRetry is how soon a due anchor run that waits for its key to be recorded in the
+// key history, or for a run stopped half-way to be adopted, is tried again.
+const keyRetry = time.Second
 
 // FederationReconciler keeps a Federation's keys and log ready and anchors on its
 // schedule: it generates the signing key and admin token into Secrets when absent, logs
@@ -46,6 +46,11 @@ type FederationReconciler struct {
 	Logs      *Logs
 	// Trust verifies CrossAnchors before they are adopted, counted or re-signed.
 	Trust *federation.Trust
+	// Ledger is what the trusted anchors bound, by operator: what a run binds next.
+	Ledger *federation.Ledger
+	// MaxParticipants is how many operators one anchor binds at most;
+	// federation.MaxParticipantsPerAnchor when 0.
+	MaxParticipants int
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock
@@ -105,14 +110,15 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 	if (scheduled || request != "") && !keyRecorded(recorded, key) {
 		// An anchor signed by a key that the stored key history lacks would be rejected
 		// by every reader: first this reconcile's status write records the key.
-		return ctrl.Result{RequeueAfter: markingRetry}, nil
+		return ctrl.Result{RequeueAfter: keyRetry}, nil
 	}
 	if scheduled || request != "" {
-		ca, covered, err := r.run(ctx, fed, key, request)
+		r.checkLastAnchor(ctx, fed, evs)
+		anchors, covered, err := r.run(ctx, fed, key, request)
 		switch {
-		case errors.Is(err, errMarking), errors.Is(err, errRequestAdopted):
-			logf.FromContext(ctx).V(1).Info("Anchor run waits", "reason", err.Error())
-			return ctrl.Result{RequeueAfter: markingRetry}, nil
+		case errors.Is(err, errRequestAdopted):
+			logf.FromContext(ctx).V(1).Info("Anchor request adopted", "reason", err.Error())
+			return ctrl.Result{RequeueAfter: keyRetry}, nil
 		case errors.Is(err, errNotEnoughParticipants):
 			if fed.Status.PendingCount > 0 { // with nothing pending, the condition still tells of the last anchor
 				r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionFalse, fv1.ReasonNotEnoughParticipants, err.Error())
@@ -121,16 +127,19 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 			return ctrl.Result{}, err
 		default:
 			fed.Status.PendingCount = max(fed.Status.PendingCount-int32(covered), 0)
-			r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "last anchor "+ca.Name)
-			anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
-			*evs = append(*evs, federationEvent{event{corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor",
-				fmt.Sprintf("anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)}, ca})
-			logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash,
-				"request", request)
+			last := anchors[len(anchors)-1]
+			r.setCondition(fed, fv1.ConditionAnchored, metav1.ConditionTrue, fv1.ReasonAnchored, "last anchor "+last.Name)
+			for _, ca := range anchors {
+				anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
+				*evs = append(*evs, federationEvent{event{corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor",
+					fmt.Sprintf("anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)}, ca})
+				logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash,
+					"part", ca.Annotations[fv1.AnchorRunPartAnnotation], "request", request)
+			}
 		}
 		if request != "" {
-			// In the same status write as the anchor: a request is handled once.
-			recordRequest(fed, request, ca, covered, err, now)
+			// In the same status write as the anchors: a request is handled once.
+			recordRequest(fed, request, anchors, covered, err, now)
 		}
 		if scheduled {
 			// The next run is an interval away, whether or not this one anchored.

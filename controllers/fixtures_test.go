@@ -9,15 +9,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -78,16 +81,60 @@ func (o testOperator) next(lastSeq, count int64) segment {
 
 // submission is the Submission of seg, its header signed by o.
 func (o testOperator) submission(ns, name string, seg segment) *fv1.Submission {
+	return o.submissionSigning(ns, name, seg, o.chainHash(-seg.lastSeq))
+}
+
+// submissionNames maps the name a spec calls a submission by ("<namespace>/<alias>") to
+// its name: the federation requires federation.SubmissionName, sub-<operator>-<firstSeq>.
+var submissionNames sync.Map
+
+// subName is the name of the submission a spec in ns calls alias (alias itself when no
+// submission was made under it).
+func subName(ns, alias string) string {
+	if name, ok := submissionNames.Load(ns + "/" + alias); ok {
+		return name.(string)
+	}
+	return alias
+}
+
+// submissionSigning is the Submission of seg with the chain signature cs in its signed
+// header (the federation holds no HMAC secret, so it cannot tell a meaningless one),
+// named as the federation names it; the spec calls it alias.
+func (o testOperator) submissionSigning(ns, alias string, seg segment, cs string) *fv1.Submission {
+	return o.signed(ns, alias, o.id(), seg, cs)
+}
+
+// submissionAs is the Submission of seg for operator id, its header signed by o: after a
+// key rotation, an operator signs with a key whose own ID is not the operator's.
+func (o testOperator) submissionAs(ns, alias string, id fv1.OperatorID, seg segment) *fv1.Submission {
+	return o.signed(ns, alias, id, seg, o.chainHash(-seg.lastSeq))
+}
+
+// deleteRefused deletes the refused submission a spec calls alias, as the federation API
+// does once it has answered the refusal, so that the segment's name is free again.
+func deleteRefused(ns, alias string) {
+	GinkgoHelper()
+	Expect(k8sClient.Delete(ctx, &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: subName(ns, alias)}})).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, alias)}, &fv1.Submission{}))
+	}).Should(BeTrue())
+}
+
+// signed is the Submission of seg for operator id with chain signature cs, its header
+// signed by o, named as the federation names it; the spec calls it alias.
+func (o testOperator) signed(ns, alias string, id fv1.OperatorID, seg segment, cs string) *fv1.Submission {
+	name := federation.SubmissionName(id, seg.firstSeq)
+	submissionNames.Store(ns+"/"+alias, name)
 	h := protocol.ExportHeader{Format: protocol.ExportFormat, Version: protocol.ExportVersion,
 		ExportedAt: time.Now().UTC().Truncate(time.Second).Format(time.RFC3339), EntryCount: seg.lastSeq,
 		FirstSeq: seg.firstSeq, LastSeq: seg.lastSeq, FirstPrevHash: seg.firstPrevHash, LastHMACHash: seg.lastHMAC,
-		ChainSignature: o.chainHash(-seg.lastSeq), EntriesRoot: o.chainHash(-1 - seg.lastSeq)}
+		ChainSignature: cs, EntriesRoot: o.chainHash(-1 - seg.lastSeq)}
 	signed, err := h.SignedBytes()
 	Expect(err).NotTo(HaveOccurred())
 	return &fv1.Submission{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: fv1.SubmissionSpec{
-			OperatorID: o.id(), ChainSignature: fv1.Hash(h.ChainSignature), EntryCount: h.EntryCount,
+			OperatorID: id, ChainSignature: fv1.Hash(h.ChainSignature), EntryCount: h.EntryCount,
 			FirstSeq: h.FirstSeq, LastSeq: h.LastSeq, FirstPrevHash: fv1.Hash(h.FirstPrevHash),
 			LastHMACHash: fv1.Hash(h.LastHMACHash), ExportedAt: fv1.Timestamp(h.ExportedAt),
 			SignedHeader: string(signed), Signature: fv1.Signature(base64.StdEncoding.EncodeToString(ed25519.Sign(o.key, signed))),
@@ -148,4 +195,36 @@ func touchFederation(fed *fv1.Federation) {
 		f.Spec.MinParticipants++
 		return k8sClient.Update(ctx, &f)
 	})).To(Succeed())
+}
+
+// requestAnchor writes id into fed's anchor request annotation, as the API does.
+func requestAnchor(fed *fv1.Federation, id string) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var f fv1.Federation
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &f)).To(Succeed())
+		if f.Annotations == nil {
+			f.Annotations = map[string]string{}
+		}
+		f.Annotations[fv1.AnchorRequestAnnotation] = id
+		return k8sClient.Update(ctx, &f)
+	})).To(Succeed())
+}
+
+// handledRequest waits until fed's status records request id, and returns the record.
+func handledRequest(fed *fv1.Federation, id string) *fv1.AnchorRequest {
+	GinkgoHelper()
+	var req *fv1.AnchorRequest
+	Eventually(func(g Gomega) {
+		s := federationStatus(fed)()
+		g.Expect(s.AnchorRequest).NotTo(BeNil())
+		g.Expect(s.AnchorRequest.ID).To(Equal(id))
+		if s.AnchorRequest.AnchorID != "" {
+			// Written together: a status that records the request names its anchor as the last.
+			g.Expect(s.LastAnchor).NotTo(BeNil())
+			g.Expect(s.LastAnchor.AnchorID).To(Equal(s.AnchorRequest.AnchorID))
+		}
+		req = s.AnchorRequest
+	}).Should(Succeed())
+	return req
 }

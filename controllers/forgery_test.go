@@ -45,7 +45,7 @@ func forgedAnchor(fed *fv1.Federation, name string, sub *fv1.Submission) *fv1.Cr
 func getSubmission(ns, name string) *fv1.Submission {
 	GinkgoHelper()
 	var s fv1.Submission
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)).To(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, name)}, &s)).To(Succeed())
 	return &s
 }
 
@@ -148,14 +148,15 @@ var _ = Describe("Pending submissions", func() {
 		Expect(k8sClient.Create(ctx, op.submission(ns, "busy-3", op.next(5, 2)))).To(Succeed())
 		Eventually(submissionStatus(ns, "busy-3")).Should(WithTransform(verdict, Equal("ContinuityVerified=False/"+fv1.ReasonPendingLimitExceeded)))
 		Expect(conditionReason(fv1.ConditionReady)(submissionStatus(ns, "busy-3")().Conditions)).To(Equal("False/" + fv1.ReasonPendingLimitExceeded))
-		Expect(operatorStatus(ns, "busy")().Head.Submission).To(Equal("busy-2"))
-		Eventually(func() []string { return eventReasons(ns, "busy-3") }).Should(ContainElement(fv1.ReasonPendingLimitExceeded))
+		Eventually(func() string { return operatorStatus(ns, "busy")().Head.Submission }).Should(Equal(subName(ns, "busy-2")))
+		Eventually(func() []string { return eventReasons(ns, subName(ns, "busy-3")) }).Should(ContainElement(fv1.ReasonPendingLimitExceeded))
 
 		suiteClock.Step(time.Minute)
 		touch(fed)
 		for _, name := range []string{first, "busy-2"} {
 			Eventually(submissionStatus(ns, name)).Should(WithTransform(func(s fv1.SubmissionStatus) bool { return s.Anchored }, BeTrue()))
 		}
+		deleteRefused(ns, "busy-3")
 		Expect(k8sClient.Create(ctx, op.submission(ns, "busy-3-again", op.next(5, 2)))).To(Succeed())
 		Eventually(submissionStatus(ns, "busy-3-again")).Should(WithTransform(verdict, Equal(accepted)))
 	})

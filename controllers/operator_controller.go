@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,7 +26,7 @@ import (
 // FederationOperatorReconciler registers operators applied with kubectl (or created by the
 // API): it verifies the proof of possession, assigns operator_id from the key, rejects a
 // key another operator holds or ever held (operator_identity.go), and applies a signed key
-// rotation or withdrawal.
+// rotation or withdrawal. It records each operator's head (operator_head.go).
 type FederationOperatorReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -35,7 +36,7 @@ type FederationOperatorReconciler struct {
 }
 
 // Reconcile moves one FederationOperator's status to Active, Rejected, Suspended or
-// Withdrawn.
+// Withdrawn, and records its head. It is the only writer of a FederationOperator's status.
 func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var fo fv1.FederationOperator
 	if err := r.Get(ctx, req.NamespacedName, &fo); err != nil {
@@ -63,6 +64,9 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	if err == nil && (fo.Status.Phase == fv1.PhaseActive || fo.Status.Phase == fv1.PhaseSuspended) {
 		err = step(r.followSuspension)
+	}
+	if err == nil {
+		err = r.recordHead(ctx, &fo)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -253,6 +257,7 @@ func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr
 		For(&fv1.FederationOperator{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).
 		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.operatorsOf)).
+		Watches(&fv1.Submission{}, handler.EnqueueRequestsFromMapFunc(r.operatorOfSubmission), builder.WithPredicates(becameAccepted)).
 		Named("federationoperator").
 		Complete(r)
 }

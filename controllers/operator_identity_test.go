@@ -154,12 +154,10 @@ var _ = Describe("Operator identity", func() {
 		Eventually(operatorStatus(ns, "twin")).Should(observed(fo.Generation))
 		Expect(operatorStatus(ns, "twin")().OperatorID).To(Equal(victim.id()))
 
-		forged := twin.submission(ns, "twin-key", victim.next(10, 5))
-		forged.Spec.OperatorID = victim.id()
-		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
+		Expect(k8sClient.Create(ctx, twin.submissionAs(ns, "twin-key", victim.id(), victim.next(10, 5)))).To(Succeed())
 		Eventually(submissionStatus(ns, "twin-key")).Should(WithTransform(verdict, Equal("SignatureVerified=False/OperatorAmbiguous")))
-		Eventually(func() []string { return eventReasons(ns, "twin-key") }).Should(ContainElement(fv1.ReasonOperatorAmbiguous))
-		Expect(operatorStatus(ns, "victim")().Head.Submission).To(Equal("honest"))
+		Eventually(func() []string { return eventReasons(ns, subName(ns, "twin-key")) }).Should(ContainElement(fv1.ReasonOperatorAmbiguous))
+		Eventually(func() string { return operatorStatus(ns, "victim")().Head.Submission }).Should(Equal(subName(ns, "honest")))
 	})
 })
 

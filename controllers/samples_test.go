@@ -112,19 +112,19 @@ var _ = Describe("config/samples", func() {
 		Expect(k.fails(append([]string{"apply", "-n", ns}, records...)...)).To(And(
 			ContainSubstring(refusedSubmission), ContainSubstring(refusedCrossAnchor)))
 		out = newManagerKubectl().run(append([]string{"apply", "-n", ns}, records...)...)
-		Expect(out).To(ContainSubstring("submission.federation.cairn.dev/op-032760a40378d8c2-1 created"))
+		Expect(out).To(ContainSubstring("submission.federation.cairn.dev/sub-032760a40378d8c2-1 created"))
 		Expect(out).To(ContainSubstring("crossanchor.federation.cairn.dev/anchor-20261121-001 created"))
 
 		By("waiting for the controllers to register the operator and accept its submission")
 		Eventually(func() string { return k.run("get", "fo", "-n", ns) }).Should(And(
 			MatchRegexp(`NAME\s+ORG\s+OPERATOR ID\s+PHASE\s+LAST SUBMISSION\s+AGE`),
-			MatchRegexp(`acme-research\s+Acme Research\s+op_032760a40378d8c2\s+Active\s+op-032760a40378d8c2-1\s+\d+s`)))
+			MatchRegexp(`acme-research\s+Acme Research\s+op_032760a40378d8c2\s+Active\s+sub-032760a40378d8c2-1\s+\d+s`)))
 		Expect(k.run("get", "fo", "-n", ns, "-o", "wide")).To(MatchRegexp(`LAST SUBMISSION\s+READY\s+AGE`))
 
 		Expect(k.run("get", "fed", "-n", ns)).To(MatchRegexp(
 			`NAME\s+INTERVAL\s+LOG\s+OPERATORS\s+PENDING\s+LAST ANCHOR\s+READY\s+AGE\ncairn\s+6h\s+embedded\s`))
 		Expect(k.run("get", "sub", "-n", ns)).To(MatchRegexp(
-			`NAME\s+OPERATOR\s+FIRST\s+LAST\s+ENTRIES\s+ANCHOR\s+READY\s+AGE\nop-032760a40378d8c2-1\s+op_032760a40378d8c2\s+1\s+42\s+42\s`))
+			`NAME\s+OPERATOR\s+FIRST\s+LAST\s+ENTRIES\s+ANCHOR\s+READY\s+AGE\nsub-032760a40378d8c2-1\s+op_032760a40378d8c2\s+1\s+42\s+42\s`))
 		Expect(k.run("get", "xa", "-n", ns)).To(MatchRegexp(
 			`NAME\s+ANCHORED AT\s+PHASE\s+LOG INDEX\s+READY\s+AGE\nanchor-20261121-001\s+2026-11-21T18:00:00.000000000Z\s`))
 		Expect(k.run("get", "cairn", "-n", ns, "-o", "name")).To(And(

@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // This file schedules a Federation's anchor runs: when the next one is due, and the
@@ -27,9 +26,9 @@ func (r *FederationReconciler) dueAt(fed *fv1.Federation) time.Time {
 	return base.Add(fed.Spec.AnchorInterval.Duration)
 }
 
-// count sets the numbers of Active operators, of all operators, and of the pending
-// submissions that the last anchor does not cover (it may not be marked on them yet),
-// from the cache.
+// count sets the numbers of Active operators, of all operators, and of the accepted
+// submissions above their operators' anchored seq that fed does not suspend, from the
+// cache: the pending threshold reads it.
 func (r *FederationReconciler) count(ctx context.Context, fed *fv1.Federation) error {
 	var ops fv1.FederationOperatorList
 	if err := r.List(ctx, &ops, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -41,19 +40,13 @@ func (r *FederationReconciler) count(ctx context.Context, fed *fv1.Federation) e
 			fed.Status.OperatorCount++
 		}
 	}
-	pending, err := pendingSubmissions(ctx, r.Client, fed.Namespace)
+	if err := r.Ledger.Sync(ctx, r.Client, fed); err != nil {
+		return err
+	}
+	_, covered, err := r.bindings(ctx, fed)
 	if err != nil {
 		return err
 	}
-	last, err := r.lastAnchor(ctx, r.Client, fed)
-	if err != nil {
-		last = nil // not in the cache yet: count every pending submission
-	}
-	fed.Status.PendingCount = 0
-	for i := range pending {
-		if _, suspended := fed.Suspension(pending[i].Spec.OperatorID); (last == nil || !federation.Covers(last, &pending[i])) && len(suspended) == 0 {
-			fed.Status.PendingCount++
-		}
-	}
+	fed.Status.PendingCount = int32(countCovered(covered))
 	return nil
 }

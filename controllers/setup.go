@@ -25,6 +25,9 @@ type Options struct {
 	Now func() time.Time
 	// Hooks are called at the steps of an anchor; all nil in production.
 	Hooks Hooks
+	// MaxParticipantsPerAnchor is how many operators one anchor binds at most, for tests
+	// of runs that make several; 0 means federation.MaxParticipantsPerAnchor.
+	MaxParticipantsPerAnchor int
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
 	// taken; 0 means federation.DefaultSnapshotInterval.
 	SnapshotInterval time.Duration
@@ -59,6 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	now := clock{Now: o.Now}
 	trust := &federation.Trust{}
+	ledger := &federation.Ledger{Trust: trust}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
 		Logs: logs, clock: now}
 	if err := operators.SetupWithManager(ctx, mgr); err != nil {
@@ -70,7 +74,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("submission controller: %w", err)
 	}
 	federations := &FederationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Hooks: o.Hooks, clock: now}
+		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Ledger: ledger,
+		MaxParticipants: o.MaxParticipantsPerAnchor, Hooks: o.Hooks, clock: now}
 	if err := federations.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federation controller: %w", err)
 	}

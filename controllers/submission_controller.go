@@ -33,12 +33,15 @@ const submissionWorkers = 8
 // looked at again; the operator's own changes also requeue it.
 const unknownOperatorRetry = time.Minute
 
-// SubmissionReconciler accepts or refuses Submissions: the header signature against the
-// operator's current key, then continuity and entry-count growth against the operator's
-// previous accepted submission (its status.head), and the Federation's bound on pending
-// submissions. An accepted submission becomes the operator's head; a refused one leaves
-// the head as it was. Once a trusted CrossAnchor covers an accepted submission, it marks
-// the submission anchored (coverage.go): it is the only writer of that.
+// SubmissionReconciler accepts or refuses Submissions: its name (federation.SubmissionName),
+// the header signature against the operator's current key, then continuity and
+// entry-count growth against the operator's head (federation.HeadOf: its newest accepted
+// submission), and the Federation's bound on pending submissions. Its verdict is the one
+// write an accepted submission costs: the head moves with it, and the FederationOperator
+// controller records the head in the operator's status afterwards. Once a trusted
+// CrossAnchor covers an accepted submission, it marks the submission anchored
+// (coverage.go), for readers: no anchor run waits for that. It is the only writer of a
+// Submission's status.
 type SubmissionReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -143,7 +146,9 @@ func (r *SubmissionReconciler) operator(ctx context.Context, sub *fv1.Submission
 	return nil, "", nil
 }
 
-// verify checks sub against op and, when it passes, makes it op's head.
+// verify checks sub against op and its head. The verdict is the one write: the head is
+// op's newest accepted submission, so accepting sub moves it. Of two submissions that
+// continue one head only one can exist, since both would have the same name.
 func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, op *fv1.FederationOperator) (*event, error) {
 	if reason, msg := checkSignature(sub, op); reason != "" {
 		return refuse(sub, fv1.ConditionSignatureVerified, reason, msg), nil
@@ -153,7 +158,17 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 	setSubmissionCondition(sub, fv1.ConditionSignatureVerified, metav1.ConditionTrue, fv1.ReasonVerified,
 		"the export header is signed by the operator's current key")
 
-	head := op.Status.Head
+	if want := federation.SubmissionName(sub.Spec.OperatorID, sub.Spec.FirstSeq); sub.Name != want {
+		return refuse(sub, fv1.ConditionContinuityVerified, fv1.ReasonNameNotCanonical, fmt.Sprintf(
+			"a Submission of seq %d onward is named %s: only one export of a segment may be accepted, and the name is what ensures it",
+			sub.Spec.FirstSeq, want)), nil
+	}
+	var own fv1.SubmissionList
+	if err := r.List(ctx, &own, client.InNamespace(sub.Namespace), client.MatchingFields{federation.OperatorIDIndex: string(sub.Spec.OperatorID)},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	head := federation.HeadOf(op, own.Items)
 	if isHead(head, sub) {
 		r.accept(sub, "") // accepted before the status write failed or was lost
 		return nil, nil
@@ -167,16 +182,9 @@ func (r *SubmissionReconciler) verify(ctx context.Context, sub *fv1.Submission, 
 		}
 		return refuse(sub, fv1.ConditionContinuityVerified, fv1.ReasonPendingLimitExceeded, msg), nil
 	}
-	// The head moves first, under optimistic concurrency: of two submissions continuing
-	// the same head, one wins and the other is checked again against the new head.
 	previous := ""
 	if head != nil {
 		previous = head.Submission
-	}
-	op.Status.Head = &fv1.SubmissionHead{Submission: sub.Name, LastSeq: sub.Spec.LastSeq, LastHMACHash: sub.Spec.LastHMACHash,
-		EntryCount: sub.Spec.EntryCount, ChainSignature: sub.Spec.ChainSignature, UID: string(sub.UID), AcceptedAt: metav1.NewTime(r.now())}
-	if err := r.Status().Update(ctx, op); err != nil {
-		return nil, err
 	}
 	r.accept(sub, previous)
 	return &event{corev1.EventTypeNormal, fv1.ReasonVerified, "Verify",

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,7 +18,7 @@ import (
 func submissionStatus(ns, name string) func() fv1.SubmissionStatus {
 	return func() fv1.SubmissionStatus {
 		var s fv1.Submission
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, name)}, &s)).To(Succeed())
 		return s.Status
 	}
 }
@@ -47,7 +48,16 @@ var _ = Describe("Submission verification", func() {
 		Expect(k8sClient.Create(ctx, op.object(ns, name))).To(Succeed())
 		Eventually(operatorStatus(ns, name)).Should(WithTransform(phase, Equal(fv1.PhaseActive)))
 	}
-	head := func(name string) *fv1.SubmissionHead { return operatorStatus(ns, name)().Head }
+	// headName reads the name of the submission the operator called name records as its
+	// head ("" for none).
+	headName := func(name string) func() string {
+		return func() string {
+			if h := operatorStatus(ns, name)().Head; h != nil {
+				return h.Submission
+			}
+			return ""
+		}
+	}
 
 	It("accepts consecutive submissions from three operators and links each to the last", func() {
 		ops := []testOperator{newTestOperator(10, "Org A"), newTestOperator(11, "Org B"), newTestOperator(12, "Org C")}
@@ -67,12 +77,11 @@ var _ = Describe("Submission verification", func() {
 			Eventually(submissionStatus(ns, second)).Should(WithTransform(verdict, Equal(accepted)))
 			st := submissionStatus(ns, second)()
 			Expect(st.Ed25519Verified && st.ContinuityVerified && !st.Anchored).To(BeTrue())
-			Expect(st.PreviousSubmission).To(Equal(name(op, 1)))
+			Expect(st.PreviousSubmission).To(Equal(subName(ns, name(op, 1))))
 			Expect(meta.IsStatusConditionFalse(st.Conditions, string(fv1.ConditionAnchored))).To(BeTrue())
 			Expect(meta.IsStatusConditionTrue(st.Conditions, string(fv1.ConditionReady))).To(BeTrue(), "verified: Ready, as the printer column shows")
-			h := head([]string{"a", "b", "c"}[i])
-			Expect(h.Submission).To(Equal(second))
-			Expect(h.LastSeq).To(Equal(150 + int64(i)))
+			Eventually(headName([]string{"a", "b", "c"}[i])).Should(Equal(subName(ns, second)))
+			Expect(operatorStatus(ns, []string{"a", "b", "c"}[i])().Head.LastSeq).To(Equal(150 + int64(i)))
 		}
 	})
 
@@ -90,9 +99,23 @@ var _ = Describe("Submission verification", func() {
 		for _, name := range []string{"gap", "forked"} {
 			Eventually(submissionStatus(ns, name)).Should(WithTransform(verdict, Equal(continuityViolated)))
 		}
-		Expect(head("d").Submission).To(Equal("first"))
+		Eventually(headName("d")).Should(Equal(subName(ns, "first")))
 
-		// The honest continuation is still accepted.
+		By("another export of a segment cannot exist beside it: both have its name")
+		Expect(apierrors.IsAlreadyExists(k8sClient.Create(ctx, op.submission(ns, "forked-again", forked)))).To(BeTrue())
+
+		By("a Submission not named after its segment is refused, whatever it holds")
+		odd := op.submission(ns, "odd", op.next(10, 5))
+		odd.Name = "not-" + odd.Name
+		Expect(k8sClient.Create(ctx, odd)).To(Succeed())
+		Eventually(func() string {
+			var got fv1.Submission
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(odd), &got)).To(Succeed())
+			return verdict(got.Status)
+		}).Should(Equal("ContinuityVerified=False/" + fv1.ReasonNameNotCanonical))
+
+		// The honest continuation is still accepted, once the refused export is gone.
+		deleteRefused(ns, "forked")
 		Expect(k8sClient.Create(ctx, op.submission(ns, "next", op.next(10, 5)))).To(Succeed())
 		Eventually(submissionStatus(ns, "next")).Should(WithTransform(verdict, Equal(accepted)))
 	})
@@ -101,17 +124,16 @@ var _ = Describe("Submission verification", func() {
 		op := newTestOperator(14, "Org E")
 		register(op, "e")
 		impostor := newTestOperator(15, "Org E")
-		forged := impostor.submission(ns, "forged", op.next(0, 10))
-		forged.Spec.OperatorID = op.id()
-		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
+		Expect(k8sClient.Create(ctx, impostor.submissionAs(ns, "forged", op.id(), op.next(0, 10)))).To(Succeed())
+		Eventually(submissionStatus(ns, "forged")).Should(WithTransform(verdict, Equal("SignatureVerified=False/SignatureInvalid")))
+		Expect(conditionReason(fv1.ConditionReady)(submissionStatus(ns, "forged")().Conditions)).To(Equal("False/SignatureInvalid"))
+
+		deleteRefused(ns, "forged") // the segment's name is free again
 		edited := op.submission(ns, "edited", op.next(0, 10))
 		edited.Spec.LastHMACHash = fv1.Hash(op.chainHash(11))
 		Expect(k8sClient.Create(ctx, edited)).To(Succeed())
-
-		Eventually(submissionStatus(ns, "forged")).Should(WithTransform(verdict, Equal("SignatureVerified=False/SignatureInvalid")))
-		Expect(conditionReason(fv1.ConditionReady)(submissionStatus(ns, "forged")().Conditions)).To(Equal("False/SignatureInvalid"))
 		Eventually(submissionStatus(ns, "edited")).Should(WithTransform(verdict, Equal("SignatureVerified=False/HeaderMismatch")))
-		Expect(head("e")).To(BeNil())
+		Consistently(headName("e"), "1s").Should(BeEmpty())
 	})
 
 	It("waits for an operator that is not registered yet", func() {

@@ -27,10 +27,10 @@ var _ = Describe("Submission head", func() {
 		Eventually(operatorStatus(ns, "op")).Should(WithTransform(phase, Equal(fv1.PhaseActive)))
 		Expect(k8sClient.Create(ctx, op.submission(ns, "s1", op.next(0, 10)))).To(Succeed())
 		Eventually(submissionStatus(ns, "s1")).Should(WithTransform(verdict, Equal(accepted)))
-		head := operatorStatus(ns, "op")().Head
-		Expect(head).NotTo(BeNil())
-		Expect(head.Submission).To(Equal("s1"))
-		return *head
+		// The FederationOperator controller records the head after the verdict.
+		Eventually(func() *fv1.SubmissionHead { return operatorStatus(ns, "op")().Head }).Should(
+			And(Not(BeNil()), HaveField("Submission", subName(ns, "s1"))))
+		return *operatorStatus(ns, "op")().Head
 	}
 
 	It("refuses a forked segment created under the accepted head's name", func() {
@@ -39,7 +39,7 @@ var _ = Describe("Submission head", func() {
 
 		By("deleting s1 and creating a segment with another history under its name")
 		var s1 fv1.Submission
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s1"}, &s1)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, "s1")}, &s1)).To(Succeed())
 		Expect(k8sClient.Delete(ctx, &s1)).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(&s1), &fv1.Submission{}))
@@ -50,7 +50,7 @@ var _ = Describe("Submission head", func() {
 
 		Eventually(submissionStatus(ns, "s1")).Should(WithTransform(verdict, Equal(continuityViolated)))
 		Expect(*operatorStatus(ns, "op")().Head).To(Equal(before))
-		Eventually(func() []string { return eventReasons(ns, "s1") }).Should(ContainElement(fv1.ReasonContinuityViolation))
+		Eventually(func() []string { return eventReasons(ns, subName(ns, "s1")) }).Should(ContainElement(fv1.ReasonContinuityViolation))
 	})
 
 	It("accepts the head's own submission again when its status write was lost", func() {
@@ -60,7 +60,7 @@ var _ = Describe("Submission head", func() {
 		By("clearing s1's status, as if the write after the head moved had failed")
 		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			var s1 fv1.Submission
-			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s1"}, &s1)).To(Succeed())
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: subName(ns, "s1")}, &s1)).To(Succeed())
 			s1.Status = fv1.SubmissionStatus{}
 			return k8sClient.Status().Update(ctx, &s1)
 		})).To(Succeed())

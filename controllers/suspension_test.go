@@ -86,6 +86,7 @@ var _ = Describe("Suspension", Label("log"), func() {
 			f.Spec.SuspendedOperators = []fv1.OperatorSuspension{{OperatorID: a.id(), Reason: "audit of key custody"}}
 		})
 		Eventually(records(1)).ShouldNot(BeNil())
+		Eventually(func() *fv1.SubmissionHead { return operatorStatus(ns, "a")().Head }).ShouldNot(BeNil())
 		st := operatorStatus(ns, "a")()
 		Expect(st.Phase).To(Equal(fv1.PhaseSuspended))
 		Expect(st.Head.LastSeq).To(BeEquivalentTo(3))
@@ -140,7 +141,7 @@ var _ = Describe("Suspension", Label("log"), func() {
 		Eventually(submissionStatus(ns, "a-gap")).Should(WithTransform(verdict, Not(Equal(accepted))))
 		Expect(k8sClient.Create(ctx, a.submission(ns, "a-2", a.next(3, 2)))).To(Succeed())
 		Eventually(submissionStatus(ns, "a-2")).Should(WithTransform(verdict, Equal(accepted)))
-		Expect(submissionStatus(ns, "a-2")().PreviousSubmission).To(Equal("a-1"))
+		Expect(submissionStatus(ns, "a-2")().PreviousSubmission).To(Equal(subName(ns, "a-1")))
 	})
 
 	It("refuses through the API server an invalid or repeated suspension entry", func() {

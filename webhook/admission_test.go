@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/manager"
 )
 
@@ -183,7 +184,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 	t.Run("honest objects pass", func(t *testing.T) {
 		g := newG(t)
 		g.Expect(c.Create(ctx, newOrg(6, "Honest").operator(t, ns, "honest"))).To(Succeed())
-		sub := acme.submission(t, ns, "acme-1")
+		sub := acme.submission(t, ns, federation.SubmissionName(acme.id(), 1))
 		g.Expect(c.Create(ctx, sub)).To(Succeed())
 		g.Eventually(func(g Gomega) {
 			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(sub), sub)).To(Succeed())

@@ -39,6 +39,16 @@ type anchorNowResponse struct {
 	ParticipantCount string `json:"participant_count" doc:"The seed's: the number of participants, as a decimal string."`
 	RekorLogIndex    string `json:"rekor_log_index" doc:"The seed's: tlog_log_index as a decimal string, \"\" while pending."`
 	RequestID        string `json:"request_id" doc:"The anchor request's ID: status.anchorRequest.id of the Federation."`
+	// Cairn's: a run binds at most 5,000 operators an anchor.
+	Anchors []anchorNowPart `json:"anchors,omitempty" doc:"Cairn's: every anchor of a run that made more than one (it binds at most 5,000 operators an anchor), in order; the members above are then the last one's, and submissions_anchored counts the whole run's."`
+}
+
+// anchorNowPart is one anchor of a run that made several.
+type anchorNowPart struct {
+	AnchorID         string `json:"anchor_id" example:"\"anchor-20261124-001\""`
+	CrossAnchorHash  string `json:"cross_anchor_hash"`
+	ParticipantCount int    `json:"participant_count" doc:"How many operators this anchor binds."`
+	TLogLogIndex     *int64 `json:"tlog_log_index" doc:"As the run's: null while this anchor's log leg is pending or unverified."`
 }
 
 // anchorNoOpResponse is the answer when the run made no anchor: the seed's no-op.

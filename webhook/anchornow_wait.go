@@ -73,19 +73,29 @@ func (s *Server) anchorAnswer(ctx context.Context, namespace, id string, logDead
 		}
 		return anchorNoOpResponse{Status: "no-op", Reason: reason, Message: req.Message, RequestID: id}, true, nil
 	}
-	var ca fv1.CrossAnchor
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(req.AnchorID)}, &ca)
-	if apierrors.IsNotFound(err) {
-		return nil, false, nil // not in the cache yet
+	ids := req.AnchorIDs
+	if len(ids) == 0 {
+		ids = []fv1.AnchorID{req.AnchorID}
 	}
-	if err != nil {
-		return nil, false, err
+	var ans anchorNowResponse
+	verified := true
+	for i, anchorID := range ids {
+		ca, err := s.requestedAnchor(ctx, &fed, namespace, anchorID)
+		if err != nil || ca == nil {
+			return nil, false, err // nil, nil: not in the cache yet
+		}
+		partVerified := s.logLegVerified(ctx, &fed, ca)
+		verified = verified && partVerified
+		part := newAnchorNowResponse(ca, id, int(req.SubmissionsAnchored), partVerified)
+		if len(ids) > 1 {
+			ans.Anchors = append(ans.Anchors, anchorNowPart{AnchorID: part.AnchorID, CrossAnchorHash: part.CrossAnchorHash,
+				ParticipantCount: len(ca.Spec.Participants), TLogLogIndex: part.TLogLogIndex})
+		}
+		if i == len(ids)-1 {
+			part.Anchors = ans.Anchors
+			ans = part
+		}
 	}
-	if err := federation.TrustAnchor(&fed, &ca); err != nil {
-		return nil, false, fmt.Errorf("status.anchorRequest names an anchor the federation did not make: %w", err)
-	}
-	verified := s.logLegVerified(ctx, &fed, &ca)
-	ans := newAnchorNowResponse(&ca, id, int(req.SubmissionsAnchored), verified)
 	if verified {
 		return ans, true, nil
 	}
@@ -94,4 +104,22 @@ func (s *Server) anchorAnswer(ctx context.Context, namespace, id string, logDead
 		*logDeadline = now.Add(anchorLogWait)
 	}
 	return ans, !now.Before(*logDeadline), nil
+}
+
+// requestedAnchor reads the anchor id that a request's record names from the cache (nil,
+// nil when the cache does not hold it yet) and requires that the federation made it:
+// status names it, and status is no evidence.
+func (s *Server) requestedAnchor(ctx context.Context, fed *fv1.Federation, namespace string, id fv1.AnchorID) (*fv1.CrossAnchor, error) {
+	var ca fv1.CrossAnchor
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(id)}, &ca)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := federation.TrustAnchor(fed, &ca); err != nil {
+		return nil, fmt.Errorf("status.anchorRequest names an anchor the federation did not make: %w", err)
+	}
+	return &ca, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -127,9 +128,14 @@ func (f readFederation) register(s *Server, r registrant) string {
 	return a.body["operator_id"].(string)
 }
 
+// submissionNames maps the name a spec calls a submission by ("<namespace>/<alias>") to
+// its name, which the federation derives from its operator and first seq.
+var submissionNames sync.Map
+
 // submit creates the Submission of r's entries after..after+count, its header signed by
-// r's key, and waits until the controller accepted it.
-func (f readFederation) submit(r registrant, id, name string, after, count int64) {
+// r's key, named as the federation names it (the spec calls it alias), and waits until
+// the controller accepted it.
+func (f readFederation) submit(r registrant, id, alias string, after, count int64) {
 	GinkgoHelper()
 	hash := func(n int64) string {
 		if n == 0 {
@@ -147,6 +153,8 @@ func (f readFederation) submit(r registrant, id, name string, after, count int64
 	Expect(err).NotTo(HaveOccurred())
 	pemText, err := marshalPub(r.key)
 	Expect(err).NotTo(HaveOccurred())
+	name := federation.SubmissionName(fv1.OperatorID(id), h.FirstSeq)
+	submissionNames.Store(f.key.Namespace+"/"+alias, name)
 	sub := &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: f.key.Namespace, Name: name},
 		Spec: fv1.SubmissionSpec{OperatorID: fv1.OperatorID(id), ChainSignature: fv1.Hash(h.ChainSignature), EntryCount: h.EntryCount,
 			FirstSeq: h.FirstSeq, LastSeq: h.LastSeq, FirstPrevHash: fv1.Hash(h.FirstPrevHash), LastHMACHash: fv1.Hash(h.LastHMACHash),

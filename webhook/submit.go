@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -185,13 +184,6 @@ func (rr *readRecorder) Read(p []byte) (int, error) {
 		rr.err = err
 	}
 	return n, err
-}
-
-// submissionName is the Submission of operator id's export starting at firstSeq:
-// "sub-<16 hex of the ID>-<first_seq>". Every replica derives the same name, so two
-// submits of one segment meet at the API server, which keeps one.
-func submissionName(id fv1.OperatorID, firstSeq int64) string {
-	return "sub-" + strings.TrimPrefix(string(id), "op_") + "-" + itoa(firstSeq)
 }
 
 // submitErrors are the answers POST /federation/submit documents beyond every route's.

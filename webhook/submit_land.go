@@ -18,7 +18,7 @@ import (
 )
 
 // Landing a verified export: the API creates the Submission of its header under the
-// segment's name (submissionName) and waits for the Submission controller's verdict. The
+// segment's name (federation.SubmissionName) and waits for the Submission controller's verdict. The
 // name makes racing submits of one segment meet at the API server:
 //
 //   - the same export (same signed header and signature) finds its own Submission and
@@ -52,7 +52,7 @@ func (s *Server) land(parent context.Context, fo *fv1.FederationOperator, report
 	defer cancel()
 	key := fo.Status.KeyHistory[len(fo.Status.KeyHistory)-1].PublicKeyPEM
 	want := &fv1.Submission{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: submissionName(fo.Status.OperatorID, report.Header.FirstSeq)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: federation.SubmissionName(fo.Status.OperatorID, report.Header.FirstSeq)},
 		Spec:       federation.SubmissionSpecFor(fo.Status.OperatorID, key, report.Envelope),
 	}
 	want.Spec.Sidecars = sidecars

@@ -29,11 +29,13 @@ func (f readFederation) serverWith(o Options) *Server {
 	return s
 }
 
-// submission reads f's Submission name, as the controller left it.
-func (f readFederation) submission(name string) *fv1.Submission {
+// submission reads the Submission of f a spec calls alias, as the controller left it.
+func (f readFederation) submission(alias string) *fv1.Submission {
 	GinkgoHelper()
+	name, ok := submissionNames.Load(f.key.Namespace + "/" + alias)
+	Expect(ok).To(BeTrue(), "no submission made as %s", alias)
 	var sub fv1.Submission
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name}, &sub)).To(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: name.(string)}, &sub)).To(Succeed())
 	return &sub
 }
 

@@ -118,4 +118,15 @@ const (
 	// accepted submissions waiting for a cross-anchor; the submission is refused and can be
 	// sent again once an anchor has covered them.
 	ReasonPendingLimitExceeded = "PendingLimitExceeded"
+	// ReasonNameNotCanonical means a Submission is not named after its operator and first
+	// seq (sub-<operator ID without "op_">-<firstSeq>), as the federation's API names every
+	// one: the name is what keeps two exports of one segment from both being accepted.
+	ReasonNameNotCanonical = "NameNotCanonical"
+	// ReasonAnchorMissing means a CrossAnchor the Federation's status names is gone
+	// (deleted past the admission policy, or lost in a restore): anchoring goes on from
+	// the anchors that remain, and the submissions it bound keep their receipts.
+	ReasonAnchorMissing = "AnchorMissing"
+	// ReasonNotServing means a Federation is not its namespace's: an older one is, and this
+	// one makes no key, record or anchor.
+	ReasonNotServing = "NotServing"
 )

@@ -19,6 +19,11 @@ const (
 	// AnchorSubmissionsAnnotation on a CrossAnchor is how many submissions the run that
 	// made it bound (decimal), for the request's record.
 	AnchorSubmissionsAnnotation = "federation.cairn.dev/submissions-anchored"
+	// AnchorRunPartAnnotation on a CrossAnchor says which of its run's anchors it is, as
+	// "i/n": a run binds at most MaxParticipantsPerAnchor operators an anchor and makes as
+	// many as it needs, all at one anchoredAt. A run stopped before its last part is run
+	// again for the operators it did not bind.
+	AnchorRunPartAnnotation = "federation.cairn.dev/run-part"
 	// AnchorsAfterAnnotation on a Federation is an anchor ID (anchor-YYYYMMDD-NNN) that
 	// every anchor it makes must follow: on that day its anchors are numbered after it.
 	// A federation restored without its CrossAnchors (docs/OPERATIONS.md, "Backup and
@@ -158,11 +163,19 @@ type AnchorRequest struct {
 	// +kubebuilder:validation:MaxLength=128
 	ID string `json:"id"`
 
-	// anchorID is the anchor the run made; empty when it made none.
+	// anchorID is the anchor the run made, its last when it made several; empty when it
+	// made none.
 	// +optional
 	AnchorID AnchorID `json:"anchorID,omitempty"`
 
-	// submissionsAnchored is how many submissions that anchor binds.
+	// anchorIDs lists every anchor the run made, in order, when it made more than one: a
+	// run binds at most 5,000 operators an anchor.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=200
+	AnchorIDs []AnchorID `json:"anchorIDs,omitempty"`
+
+	// submissionsAnchored is how many submissions the run's anchors bind.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	SubmissionsAnchored int32 `json:"submissionsAnchored,omitempty"`

@@ -121,7 +121,8 @@ func federationWithSubmissions(ctx context.Context, t *testing.T, c client.Clien
 	return addSubmissions(ctx, t, c, ns, 0, addOperators(ctx, t, c, ns, 0, n))
 }
 
-// signedSubmission is the Submission of a first export of 5 entries, signed by key.
+// signedSubmission is the Submission of a first export of 5 entries, signed by key,
+// named as the federation names it; name seeds its hashes.
 func signedSubmission(t *testing.T, key ed25519.PrivateKey, ns, name string, pemText fv1.PublicKeyPEM) *fv1.Submission {
 	t.Helper()
 	hash := func(s string) string { sum := sha256.Sum256([]byte(name + s)); return hex.EncodeToString(sum[:]) }
@@ -132,8 +133,9 @@ func signedSubmission(t *testing.T, key ed25519.PrivateKey, ns, name string, pem
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: fv1.SubmissionSpec{
-		OperatorID: fv1.OperatorID(protocol.OperatorID(key.Public().(ed25519.PublicKey))), ChainSignature: fv1.Hash(h.ChainSignature),
+	id := fv1.OperatorID(protocol.OperatorID(key.Public().(ed25519.PublicKey)))
+	return &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: federation.SubmissionName(id, h.FirstSeq)}, Spec: fv1.SubmissionSpec{
+		OperatorID: id, ChainSignature: fv1.Hash(h.ChainSignature),
 		EntryCount: h.EntryCount, FirstSeq: h.FirstSeq, LastSeq: h.LastSeq, FirstPrevHash: fv1.Hash(h.FirstPrevHash),
 		LastHMACHash: fv1.Hash(h.LastHMACHash), ExportedAt: fv1.Timestamp(h.ExportedAt), SignedHeader: string(signed),
 		Signature: fv1.Signature(base64.StdEncoding.EncodeToString(ed25519.Sign(key, signed))), PublicKeyPEM: pemText}}

@@ -1,0 +1,115 @@
+package federation
+
+import (
+	"context"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+)
+
+// Ledger is what each Federation's trusted CrossAnchors have bound: for every operator,
+// the highest lastSeq an anchor bound for it, its anchored watermark. An accepted
+// submission of the operator at or below it is anchored; one above it is pending.
+//
+// It is derived from the anchors alone, which are immutable records, and kept in
+// memory: Sync folds each trusted anchor in once, Fold adds one its caller just made,
+// and nothing else writes it. A process builds it again from the anchors that exist when
+// it starts. It only grows: an anchor deleted later (past the admission policy) stays
+// folded in, since what it bound was anchored, receipts and log entry included.
+type Ledger struct {
+	// Trust verifies each anchor before it is folded in; nil verifies without remembering.
+	Trust *Trust
+
+	mu   sync.Mutex
+	feds map[fedKey]*fedLedger
+}
+
+// fedKey names a Federation for good: a Federation deleted and made again under its
+// name is another one, with other anchors.
+type fedKey struct {
+	name types.NamespacedName
+	uid  types.UID
+}
+
+// fedLedger is one Federation's part of the ledger.
+type fedLedger struct {
+	folded  map[types.UID]struct{}
+	through map[fv1.OperatorID]int64
+}
+
+// Sync folds into fed's ledger every anchor in fed's namespace that from lists, that the
+// ledger lacks and that Trust finds fed's. It lists metadata only and reads an anchor in
+// full once, when it is new: from the manager's cache on every reconcile, past it (the
+// API reader) right before an anchor run, which must not miss one.
+func (l *Ledger) Sync(ctx context.Context, from client.Reader, fed *fv1.Federation) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(fv1.GroupVersion.WithKind("CrossAnchorList"))
+	if err := from.List(ctx, list, client.InNamespace(fed.Namespace)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		m := &list.Items[i]
+		if l.has(fed, m.UID) {
+			continue
+		}
+		if trusted, known := l.Trust.Known(fed, m.UID, m.Generation); known && !trusted {
+			continue // rejected already: reading it again finds the same
+		}
+		var ca fv1.CrossAnchor
+		if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if l.Trust.Verify(fed, &ca) == nil {
+			l.Fold(fed, &ca)
+		}
+	}
+	return nil
+}
+
+// Fold adds ca, which the caller verified or made, to fed's ledger.
+func (l *Ledger) Fold(fed *fv1.Federation, ca *fv1.CrossAnchor) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fl := l.ledgerOf(fed)
+	if _, ok := fl.folded[ca.UID]; ok && ca.UID != "" {
+		return
+	}
+	fl.folded[ca.UID] = struct{}{}
+	for _, p := range ca.Spec.Participants {
+		fl.through[p.OperatorID] = max(fl.through[p.OperatorID], p.LastSeq)
+	}
+}
+
+// Through returns operator's anchored watermark in fed: the highest lastSeq a trusted
+// anchor folded in so far bound for it, 0 when none has.
+func (l *Ledger) Through(fed *fv1.Federation, operator fv1.OperatorID) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ledgerOf(fed).through[operator]
+}
+
+// has reports whether the anchor uid is folded into fed's ledger.
+func (l *Ledger) has(fed *fv1.Federation, uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ledgerOf(fed).folded[uid]
+	return ok
+}
+
+// ledgerOf returns fed's part, making it when absent. l.mu is held.
+func (l *Ledger) ledgerOf(fed *fv1.Federation) *fedLedger {
+	key := fedKey{types.NamespacedName{Namespace: fed.Namespace, Name: fed.Name}, fed.UID}
+	if l.feds == nil {
+		l.feds = map[fedKey]*fedLedger{}
+	}
+	fl, ok := l.feds[key]
+	if !ok {
+		fl = &fedLedger{folded: map[types.UID]struct{}{}, through: map[fv1.OperatorID]int64{}}
+		l.feds[key] = fl
+	}
+	return fl
+}
