@@ -20,12 +20,16 @@ import (
 
 // The admission webhooks refuse, when it is written, a FederationOperator or Submission
 // that its controller would only reject later in status, so that `kubectl apply` answers
-// at once with the reason, and a second Federation in a namespace. They decide with the rules the controllers apply
+// at once with the reason. They decide with the rules the controllers apply
 // (protocol.ParsePublicKeyPEM, protocol.VerifyRegistration, federation.KeyHolder,
 // federation.CheckRotation, federation.VerifySubmissionHeader); the controllers still
 // check everything, so a cluster without the webhooks is no less safe, only slower to say
 // no. A write that leaves the spec as it was (labels, finalizers) is never refused, so an
-// object written before the webhooks existed can still be relabelled and deleted.
+// object written before the webhooks existed can still be relabelled, and deleted where
+// the admission policy (config/admission) lets records go.
+//
+// A third webhook refuses a second Federation in a namespace; without it, or past it,
+// federation.NamespaceFederation still takes the oldest.
 
 // +kubebuilder:webhook:path=/validate-federation-cairn-dev-v1alpha1-federationoperator,mutating=false,failurePolicy=fail,sideEffects=None,groups=federation.cairn.dev,resources=federationoperators,verbs=create;update,versions=v1alpha1,name=vfederationoperator-v1alpha1.federation.cairn.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-federation-cairn-dev-v1alpha1-submission,mutating=false,failurePolicy=fail,sideEffects=None,groups=federation.cairn.dev,resources=submissions,verbs=create;update,versions=v1alpha1,name=vsubmission-v1alpha1.federation.cairn.dev,admissionReviewVersions=v1
