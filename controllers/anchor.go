@@ -159,7 +159,8 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 		return nil, err
 	}
 	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: id,
-		Labels: map[string]string{federation.FederationLabel: fed.Name}}}
+		Labels:          map[string]string{federation.FederationLabel: fed.Name},
+		OwnerReferences: []metav1.OwnerReference{federation.RecordOwner(fed)}}}
 	ca.Spec.AnchorID, ca.Spec.AnchoredAt, ca.Spec.Participants = fv1.AnchorID(id), protocol.FormatAnchoredAt(now), ps
 	receipt := federation.AnchorReceipt(ca)
 	if receipt.CrossAnchorHash, err = protocol.CrossAnchorHash(receipt.ParticipatingOperators, receipt.AnchoredAt); err != nil {

@@ -14,9 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -81,7 +79,7 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil && !errors.Is(err, federation.ErrUntrusted) && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err // not known whether ca is trusted: keep it as it is
 	}
-	if released, perr := r.protect(ctx, &ca, err == nil); released || perr != nil {
+	if released, perr := r.protect(ctx, &ca, fed, err == nil); released || perr != nil {
 		return ctrl.Result{}, perr
 	}
 	switch {
@@ -300,7 +298,6 @@ func cmpSchedule(s []time.Duration) []time.Duration {
 func (r *CrossAnchorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.CrossAnchor{}).
-		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.deletedAnchorsOf), builder.WithPredicates(federationGoing)).
 		Named("crossanchor").
 		Complete(r)
 }

@@ -83,6 +83,7 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 			Expect(conditionReason(fv1.ConditionReady)(got.Status.Conditions)).To(Equal("False/" + fv1.ReasonUntrusted))
 			Expect(got.Status.LogEntry).To(BeNil(), "not uploaded")
 			Expect(got.Finalizers).To(BeEmpty(), "not kept as a record")
+			Expect(got.OwnerReferences).To(BeEmpty(), "not made its Federation's")
 			Eventually(func() []string { return eventReasons(ns, ca.Name) }).Should(ContainElement(fv1.ReasonUntrusted))
 		}
 		Expect(federationStatus(fed)().LastAnchor).To(BeNil(), "none adopted as the last anchor")

@@ -158,7 +158,8 @@ var _ = Describe("config/samples", func() {
 		// the Service the webhooks call, as namePrefix and namespace renamed it.
 		Expect(k.run("get", "validatingwebhookconfiguration", "cairn-validating-webhook-configuration", "-o",
 			`jsonpath={.metadata.annotations.cert-manager\.io/inject-ca-from} {.webhooks[*].clientConfig.service.namespace}/{.webhooks[*].clientConfig.service.name}`)).
-			To(Equal("cairn-system/cairn-serving-cert cairn-system cairn-system/cairn-webhook-service cairn-webhook-service"))
+			To(Equal("cairn-system/cairn-serving-cert cairn-system cairn-system cairn-system/cairn-webhook-service cairn-webhook-service cairn-webhook-service"),
+				"each of the three webhooks")
 		built := k.run("kustomize", "../config/default")
 		Expect(built).To(And(ContainSubstring("  name: cairn-serving-cert\n  namespace: cairn-system\n"),
 			ContainSubstring("- cairn-webhook-service.cairn-system.svc\n"), ContainSubstring("name: cairn-selfsigned-issuer\n")))

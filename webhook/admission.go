@@ -25,14 +25,19 @@ import (
 // federation.CheckRotation, federation.VerifySubmissionHeader); the controllers still
 // check everything, so a cluster without the webhooks is no less safe, only slower to say
 // no. A write that leaves the spec as it was (labels, finalizers) is never refused, so an
-// object written before the webhooks existed can still be relabelled and deleted.
+// object written before the webhooks existed can still be relabelled, and deleted where
+// the admission policy (config/admission) lets records go.
+//
+// A third webhook refuses a second Federation in a namespace; without it, or past it,
+// federation.NamespaceFederation still takes the oldest.
 
 // +kubebuilder:webhook:path=/validate-federation-cairn-dev-v1alpha1-federationoperator,mutating=false,failurePolicy=fail,sideEffects=None,groups=federation.cairn.dev,resources=federationoperators,verbs=create;update,versions=v1alpha1,name=vfederationoperator-v1alpha1.federation.cairn.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-federation-cairn-dev-v1alpha1-submission,mutating=false,failurePolicy=fail,sideEffects=None,groups=federation.cairn.dev,resources=submissions,verbs=create;update,versions=v1alpha1,name=vsubmission-v1alpha1.federation.cairn.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-federation-cairn-dev-v1alpha1-federation,mutating=false,failurePolicy=fail,sideEffects=None,groups=federation.cairn.dev,resources=federations,verbs=create,versions=v1alpha1,name=vfederation-v1alpha1.federation.cairn.dev,admissionReviewVersions=v1
 
-// SetupAdmissionWithManager serves both validating webhooks on mgr's webhook server. They
-// read FederationOperators through mgr's API reader, not its cache: an operator written
-// a moment ago must already count.
+// SetupAdmissionWithManager serves the validating webhooks on mgr's webhook server. They
+// read FederationOperators and Federations through mgr's API reader, not its cache: an
+// object written a moment ago must already count.
 func SetupAdmissionWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &fv1.FederationOperator{}).
 		WithValidator(&OperatorValidator{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
@@ -41,6 +46,10 @@ func SetupAdmissionWithManager(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &fv1.Submission{}).
 		WithValidator(&SubmissionValidator{}).Complete(); err != nil {
 		return fmt.Errorf("submission webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &fv1.Federation{}).
+		WithValidator(&FederationValidator{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
+		return fmt.Errorf("federation webhook: %w", err)
 	}
 	return nil
 }
@@ -201,4 +210,49 @@ func validateSubmission(sub *fv1.Submission) error {
 
 func refuseSubmission(sub *fv1.Submission, e *field.Error) error {
 	return apierrors.NewInvalid(fv1.GroupVersion.WithKind("Submission").GroupKind(), sub.Name, field.ErrorList{e})
+}
+
+// FederationValidator refuses a Federation created in a namespace that has one already. A
+// namespace holds one Federation: its operators, submissions and anchors live beside it
+// and are found by namespace (federation.NamespaceFederation). Two creates racing each
+// other can both pass; federation.NamespaceFederation then takes the oldest, so the later
+// one still neither blocks nor is used for the first one's records.
+type FederationValidator struct {
+	// Reader lists the Federations of the object's namespace.
+	Reader client.Reader
+}
+
+var _ admission.Validator[*fv1.Federation] = &FederationValidator{}
+
+// ValidateCreate refuses fed when its namespace has another Federation.
+func (v *FederationValidator) ValidateCreate(ctx context.Context, fed *fv1.Federation) (admission.Warnings, error) {
+	var feds fv1.FederationList
+	if err := v.Reader.List(ctx, &feds, client.InNamespace(fed.Namespace)); err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("list Federations: %w", err))
+	}
+	for _, other := range feds.Items {
+		if other.Name == fed.Name {
+			continue // the API server answers AlreadyExists
+		}
+		going := ""
+		if other.DeletionTimestamp != nil {
+			going = " (being deleted: create this one once it is gone)"
+		}
+		return nil, apierrors.NewForbidden(fv1.GroupVersion.WithResource("federations").GroupResource(), fed.Name,
+			fmt.Errorf("namespace %s already has Federation %s%s: a namespace holds one Federation, whose operators,"+
+				" submissions and anchors live beside it; register operators with %s, or create this Federation in another namespace",
+				fed.Namespace, other.Name, going, other.Name))
+	}
+	return nil, nil
+}
+
+// ValidateUpdate allows every update: a Federation's name and namespace do not change.
+func (v *FederationValidator) ValidateUpdate(context.Context, *fv1.Federation, *fv1.Federation) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateDelete allows every deletion: the garbage collector then deletes the
+// Federation's records (federation.RecordOwner).
+func (v *FederationValidator) ValidateDelete(context.Context, *fv1.Federation) (admission.Warnings, error) {
+	return nil, nil
 }

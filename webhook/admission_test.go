@@ -68,7 +68,12 @@ func TestAdmissionWebhooks(t *testing.T) {
 	o.Webhooks = manager.WebhookOptions{Enable: true, Host: hooks.LocalServingHost, Port: hooks.LocalServingPort, CertDir: hooks.LocalServingCertDir}
 	mgr, err := manager.New(ctx, cfg, o)
 	g.Expect(err).NotTo(HaveOccurred())
-	go func() { _ = mgr.Start(ctx) }()
+	stopped := make(chan struct{})
+	go func() { _ = mgr.Start(ctx); close(stopped) }()
+	// The manager stops before the API server, which otherwise waits past envtest's
+	// timeout for the watches of a manager still stopping (about a second with a
+	// Federation's controllers to stop).
+	t.Cleanup(func() { cancel(); <-stopped })
 	scheme := manager.NewScheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -179,6 +184,23 @@ func TestAdmissionWebhooks(t *testing.T) {
 		mallory.rotateTo(t, fo, later)
 		fo.Spec.KeyRotation.OldKeySignature = fo.Spec.KeyRotation.NewKeySignature // not signed by the current key
 		g.Expect(c.Update(ctx, fo)).To(MatchError(And(ContainSubstring("spec.keyRotation"), ContainSubstring(fv1.ReasonKeyRotationInvalid))))
+	})
+
+	t.Run("a second Federation in a namespace is refused", func(t *testing.T) {
+		g := newG(t)
+		ns := "one-federation"
+		g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		fed := func(name string) *fv1.Federation {
+			return &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec: fv1.FederationSpec{TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}}}
+		}
+		g.Expect(c.Create(ctx, fed("first"))).To(Succeed(), "the namespace's first Federation")
+		err := c.Create(ctx, fed("second"))
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+		g.Expect(err).To(MatchError(And(ContainSubstring(`admission webhook "vfederation-v1alpha1.federation.cairn.dev" denied the request`),
+			ContainSubstring("namespace one-federation already has Federation first"))))
+		t.Logf("refused: %v", err)
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(fed("second")), &fv1.Federation{})).To(MatchError(ContainSubstring("not found")))
 	})
 
 	t.Run("honest objects pass", func(t *testing.T) {

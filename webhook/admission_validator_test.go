@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -109,6 +111,42 @@ func TestOperatorValidatorUpdates(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case tc.want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("refusal %v, want an Invalid error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A namespace holds one Federation: the validator, called directly, refuses a second
+// and says which one the namespace has.
+func TestFederationValidatorRefusesASecondFederation(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := fv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	fed := func(ns, name string) *fv1.Federation {
+		return &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	going := fed("leaving", "old")
+	going.DeletionTimestamp, going.Finalizers = &metav1.Time{Time: time.Now()}, []string{"foregroundDeletion"}
+	v := &webhook.FederationValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(fed("cairn-system", "cairn"), going).Build()}
+
+	for name, tc := range map[string]struct {
+		fed  *fv1.Federation
+		want string // "" when the create is accepted
+	}{
+		"the first in its namespace":       {fed: fed("tenant-a", "cairn")},
+		"the same name (AlreadyExists)":    {fed: fed("cairn-system", "cairn")},
+		"a second one":                     {fed: fed("cairn-system", "backup"), want: "namespace cairn-system already has Federation cairn: a namespace holds one Federation"},
+		"while the first is being deleted": {fed: fed("leaving", "new"), want: "namespace leaving already has Federation old (being deleted: create this one once it is gone)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := v.ValidateCreate(context.Background(), tc.fed)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (!apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("refusal %v, want Forbidden containing %q", err, tc.want)
 			}
 		})
 	}

@@ -106,8 +106,9 @@ const (
 	ReasonLogRefused = "LogRefused"
 	// ReasonHeaderMismatch means a submission's fields differ from its signed header.
 	ReasonHeaderMismatch = "HeaderMismatch"
-	// ReasonDeletionRefused means a CrossAnchor was deleted while its Federation exists;
-	// it is kept, as a record, until the Federation is deleted.
+	// ReasonDeletionRefused meant a CrossAnchor was deleted while its Federation existed
+	// and was kept, Terminating, by a finalizer. It is no longer given: the admission
+	// policy refuses the delete itself, and a record goes with its Federation (its owner).
 	ReasonDeletionRefused = "DeletionRefused"
 	// ReasonUntrusted means a CrossAnchor is not the federation's: its anchorID is not its
 	// name, its hash does not recompute from its participants and anchoredAt, or its

@@ -205,7 +205,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say("kubeconfig     %s (an administrator's)", env.Kubeconfig)
 	say("               kubectl --kubeconfig %s get federationoperators", env.Kubeconfig)
 	say("CRDs           %s", strings.Join(env.CRDs, ", "))
-	say("admission      only the manager (%s) creates CrossAnchors and Submissions and writes status", admission.ManagerUsername)
+	say("admission      only the manager (%s) creates CrossAnchors and Submissions and writes status; records go only with their Federation or namespace", admission.ManagerUsername)
 	o.sayWebhooks(say)
 	say("manager        %s", probe)
 	if fedURL := o.federationURL(); fedURL != "" {

@@ -1,7 +1,9 @@
 // Package admission embeds config/admission, the ValidatingAdmissionPolicy that lets only
 // the federation manager create CrossAnchors and Submissions and write the status of the
-// federation's kinds, so that `cairn dev` and the envtest suites install the same bytes
-// that `kubectl apply -k config/default` does. Install applies it and waits until the API
+// federation's kinds, and nobody but the manager, the garbage collector and the namespace
+// controller delete a record (a CrossAnchor, an accepted Submission) or change its owner
+// references, so that `cairn dev` and the envtest suites install the same bytes that
+// `kubectl apply -k config/default` does. Install applies it and waits until the API
 // server enforces it.
 package admission
 
@@ -20,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ManagerUsername is the one user the policy lets through: the manager's ServiceAccount
+// ManagerUsername is the one user the policy lets make records: the manager's ServiceAccount
 // `manager` once config/default has put it in namespace cairn-system and prefixed its name
 // with cairn-. `cairn dev` and the envtest suites run their managers under this name with a
 // client certificate, which the policy cannot tell from the ServiceAccount's token.

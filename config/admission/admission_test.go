@@ -52,7 +52,11 @@ func TestPolicyMatchesWhatOnlyTheManagerWrites(t *testing.T) {
 	}
 	want := map[admissionregistrationv1.OperationType][]string{
 		admissionregistrationv1.Create: {"crossanchors", "submissions"},
-		admissionregistrationv1.Update: {"crossanchors/status", "federationoperators/status", "federations/status", "submissions/status"},
+		// Deleting a record, and changing the owner references that would let the garbage
+		// collector delete it.
+		admissionregistrationv1.Delete: {"crossanchors", "submissions"},
+		admissionregistrationv1.Update: {"crossanchors", "crossanchors/status", "federationoperators/status", "federations/status",
+			"submissions", "submissions/status"},
 	}
 	for op, resources := range want {
 		got := slices.Sorted(slices.Values(matched[op]))
@@ -61,7 +65,7 @@ func TestPolicyMatchesWhatOnlyTheManagerWrites(t *testing.T) {
 		}
 	}
 	if len(matched) != len(want) {
-		t.Errorf("the policy matches operations %v, want only CREATE and UPDATE", matched)
+		t.Errorf("the policy matches operations %v, want only CREATE, UPDATE and DELETE", matched)
 	}
 	if fp := policy.Spec.FailurePolicy; fp == nil || *fp != admissionregistrationv1.Fail {
 		t.Errorf("failurePolicy %v, want Fail", fp)

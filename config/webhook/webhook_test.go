@@ -18,10 +18,11 @@ func TestAtURLCallsTheManagerAtItsPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Webhooks) != 2 || len(c.Webhooks) != len(generated.Webhooks) {
-		t.Fatalf("%d webhooks, want the 2 generated ones", len(c.Webhooks))
+	if len(c.Webhooks) != 3 || len(c.Webhooks) != len(generated.Webhooks) {
+		t.Fatalf("%d webhooks, want the 3 generated ones", len(c.Webhooks))
 	}
 	want := map[string]string{
+		"vfederation-v1alpha1.federation.cairn.dev":         "https://127.0.0.1:9443/validate-federation-cairn-dev-v1alpha1-federation",
 		"vfederationoperator-v1alpha1.federation.cairn.dev": "https://127.0.0.1:9443/validate-federation-cairn-dev-v1alpha1-federationoperator",
 		"vsubmission-v1alpha1.federation.cairn.dev":         "https://127.0.0.1:9443/validate-federation-cairn-dev-v1alpha1-submission",
 	}

@@ -82,8 +82,8 @@ func TestKustomizationsDryRunOnTheServer(t *testing.T) {
 				}
 			}
 		}
-		if hooks != 2 {
-			t.Errorf("the API server admitted %d webhooks, want both", hooks)
+		if hooks != 3 {
+			t.Errorf("the API server admitted %d webhooks, want the 3", hooks)
 		}
 	})
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,9 +70,6 @@ func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest
 	f.fed = &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: fv1.FederationSpec{
 		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 1,
 		TransparencyLog: fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}, PublicURL: f.api}}
-	if err := c.admin.Create(ctx, f.fed); err != nil {
-		t.Fatal(err)
-	}
 
 	mgr, err := manager.New(ctx, mgrCfg, o)
 	if err != nil {
@@ -84,6 +82,14 @@ func startFederation(ctx context.Context, t *testing.T, c *cluster, mgrCfg *rest
 		close(f.run.done)
 	}()
 	t.Cleanup(func() { f.stop(t) })
+	// A Federation is created through the manager's webhook (one per namespace), so once
+	// the manager serves it, as a cluster's GitOps tool applies it after the install.
+	f.eventually(ctx, t, "the Federation is created through the webhooks", func() error {
+		if err := c.admin.Create(ctx, f.fed.DeepCopy()); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
 	f.eventually(ctx, t, "the federation API answers /federation/status", func() error {
 		_, err := f.anonymous(t).Status(ctx)
 		return err
