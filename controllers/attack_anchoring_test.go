@@ -6,6 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -73,6 +75,30 @@ var _ = Describe("Anchoring beside a hostile member", Label("log"), func() {
 			Eventually(submissionStatus(ns, name)).Should(WithTransform(func(s fv1.SubmissionStatus) fv1.AnchorID { return s.AnchorRef },
 				Equal(first.AnchorID)), "both of Mallory's submissions lie at or below the seq the first anchor bound")
 		}
+	})
+
+	It("goes on, with a Warning, when the last anchor is gone", func() {
+		honest := newTestOperator(122, "Honest Too")
+		submitFor(ns, honest, "honest", 4)
+		requestAnchor(fed, "before-loss")
+		first := handledRequest(fed, "before-loss")
+		Expect(first.Reason).To(Equal(fv1.ReasonAnchored))
+
+		By("the record is deleted past the admission policy (here by the manager's own identity), as a restore might lose it")
+		Expect(k8sClient.Delete(ctx, &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: string(first.AnchorID)}})).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: string(first.AnchorID)}, &fv1.CrossAnchor{}))
+		}).Should(BeTrue())
+
+		Expect(k8sClient.Create(ctx, honest.submission(ns, "honest-2", honest.next(4, 3)))).To(Succeed())
+		Eventually(submissionStatus(ns, "honest-2")).Should(WithTransform(verdict, Equal(accepted)))
+		requestAnchor(fed, "after-loss")
+		second := handledRequest(fed, "after-loss")
+		Expect(second.Reason).To(Equal(fv1.ReasonAnchored), second.Message)
+		Expect(second.AnchorID).NotTo(Equal(first.AnchorID), "the lost anchor's ID is never given again")
+		secondAnchor := getAnchor(ns, string(second.AnchorID))
+		Expect(participant(&secondAnchor, honest).LastSeq).To(BeEquivalentTo(7))
+		Eventually(func() []string { return eventReasons(ns, fed.Name) }).Should(ContainElement(fv1.ReasonAnchorMissing))
 	})
 })
 
