@@ -35,8 +35,8 @@ type FederationOperatorReconciler struct {
 	clock
 }
 
-// Reconcile moves one FederationOperator's status to Active, Rejected, Suspended or
-// Withdrawn, and records its head. It is the only writer of a FederationOperator's status.
+// Reconcile moves one FederationOperator's status to Pending, Active, Rejected, Suspended
+// or Withdrawn, and records its head. It is the only writer of a FederationOperator's status.
 func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var fo fv1.FederationOperator
 	if err := r.Get(ctx, req.NamespacedName, &fo); err != nil {
@@ -90,8 +90,9 @@ type event struct {
 	kind, reason, action, note string
 }
 
-// register decides whether fo, not yet registered, becomes Active or is Rejected, from its
-// spec and the other operators.
+// register decides whether fo, not yet registered, becomes Active, Pending (awaiting its
+// Federation's approval) or Rejected, from its spec, the other operators and the
+// Federation.
 func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
 	pub, err := protocol.ParsePublicKeyPEM([]byte(fo.Spec.PublicKeyPEM))
 	if err != nil {
@@ -108,6 +109,9 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	if holder != nil {
 		return r.reject(fo, fv1.ReasonDuplicateKey, federation.DescribeHolder(holder)+
 			" holds or once held this key, and an operator ID is never registered twice"), nil
+	}
+	if ev, wait := r.awaitApproval(ctx, fo); wait { // operator_approval.go
+		return ev, nil
 	}
 	now := metav1.NewTime(r.now())
 	fo.Status.Phase = fv1.PhaseActive
@@ -171,7 +175,7 @@ func refuseRotation(fo *fv1.FederationOperator, reason, why string) *event {
 // registration, each key rotation, each suspension and resumption, the withdrawal. It returns how soon to try again when
 // the log did not take them.
 func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.FederationOperator) time.Duration {
-	if r.Logs == nil || fo.Status.Phase == "" || fo.Status.Phase == fv1.PhaseRejected {
+	if r.Logs == nil || !federation.Registered(fo) { // nothing of a Pending or Rejected operator is logged
 		return 0
 	}
 	id := string(fo.Status.OperatorID)
@@ -248,7 +252,8 @@ func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator,
 
 // SetupWithManager indexes operators by every key they hold or held and watches them;
 // when an operator changes, the others indexed under its keys are reconciled too (a
-// rejected duplicate may become the holder when the first is deleted).
+// rejected duplicate may become the holder when the first is deleted). A Federation's
+// change reconciles only the operators whose suspension or approval it changed.
 func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := indexOperatorKeys(ctx, mgr); err != nil {
 		return err
@@ -256,7 +261,7 @@ func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.FederationOperator{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).
-		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.operatorsOf)).
+		Watches(&fv1.Federation{}, r.federationEvents()). // operator_watch.go
 		Watches(&fv1.Submission{}, handler.EnqueueRequestsFromMapFunc(r.operatorOfSubmission), builder.WithPredicates(becameAccepted)).
 		Named("federationoperator").
 		Complete(r)

@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -29,18 +27,17 @@ const maxSuspensionRecords = 64
 const ReasonResumed = "Resumed"
 
 // followSuspension moves an Active or Suspended fo to the phase its Federation's
-// suspension lists give it. A change of phase appends a record, unless the last record
-// already says so (a status edited by hand is put back without a new record).
+// suspension lists give it: the namespace's Federation, the oldest when there are several
+// (federation.NamespaceFederation), so that another Federation created beside it changes
+// no operator's phase. Without a Federation the phase stays. A change of phase appends a
+// record, unless the last record already says so (a status edited by hand is put back
+// without a new record).
 func (r *FederationOperatorReconciler) followSuspension(ctx context.Context, fo *fv1.FederationOperator) (*event, error) {
-	var feds fv1.FederationList
-	if err := r.List(ctx, &feds, client.InNamespace(fo.Namespace)); err != nil {
-		return nil, err
+	fed := r.namespaceFederation(ctx, fo.Namespace)
+	if fed == nil {
+		return nil, nil // nobody decides: the phase stays
 	}
-	var reason string
-	var sources []string
-	if len(feds.Items) == 1 {
-		reason, sources = feds.Items[0].Suspension(fo.Status.OperatorID)
-	}
+	reason, sources := fed.Suspension(fo.Status.OperatorID)
 	suspended := len(sources) > 0
 	if suspended == (fo.Status.Phase == fv1.PhaseSuspended) {
 		return nil, nil
@@ -87,20 +84,6 @@ func suspensionRecord(federation, id string, rec *fv1.SuspensionRecord) protocol
 		out.Type = protocol.RecordResumption
 	}
 	return out
-}
-
-// operatorsOf maps a Federation to every FederationOperator of its namespace: its
-// suspension lists decide their phases.
-func (r *FederationOperatorReconciler) operatorsOf(ctx context.Context, o client.Object) []reconcile.Request {
-	var ops fv1.FederationOperatorList
-	if err := r.List(ctx, &ops, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, len(ops.Items))
-	for i := range ops.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ops.Items[i])}
-	}
-	return reqs
 }
 
 // withoutSuspended returns the submissions of pending whose operators fed does not

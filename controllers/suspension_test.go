@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -142,6 +143,31 @@ var _ = Describe("Suspension", Label("log"), func() {
 		Expect(k8sClient.Create(ctx, a.submission(ns, "a-2", a.next(3, 2)))).To(Succeed())
 		Eventually(submissionStatus(ns, "a-2")).Should(WithTransform(verdict, Equal(accepted)))
 		Expect(submissionStatus(ns, "a-2")().PreviousSubmission).To(Equal(subName(ns, "a-1")))
+	})
+
+	It("keeps an API suspension, and logs no resumption, when a second Federation appears in the namespace", func() {
+		a, b := newTestOperator(153, "Suspended Org"), newTestOperator(154, "Bystander Org")
+		submitFor(ns, a, "a", 3)
+		submitFor(ns, b, "b", 3)
+
+		By("suspending a through the API")
+		changeFederation(true, func(f *fv1.Federation) {
+			f.Status.APISuspensions = append(f.Status.APISuspensions, fv1.APISuspension{
+				OperatorSuspension: fv1.OperatorSuspension{OperatorID: a.id(), Reason: "incident 7"}, SuspendedAt: metav1.Now()})
+		})
+		Eventually(records(1)).ShouldNot(BeNil())
+
+		By("creating a second, newer Federation beside the first")
+		second := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed-2"},
+			Spec: fv1.FederationSpec{AnchorInterval: metav1.Duration{Duration: 6 * time.Hour}, MinParticipants: 1, TransparencyLog: suiteLog()}}
+		Expect(k8sClient.Create(ctx, second)).To(Succeed())
+		touch(b.object(ns, "b")) // whatever the watches enqueue, both operators are reconciled again
+		touch(a.object(ns, "a"))
+		Consistently(operatorStatus(ns, "a"), "3s").Should(And(
+			WithTransform(phase, Equal(fv1.PhaseSuspended)),
+			WithTransform(func(s fv1.FederationOperatorStatus) int { return len(s.Suspensions) }, Equal(1)),
+		), "a second Federation resumed the operator the first one's administrators suspended")
+		Expect(operatorStatus(ns, "b")().Phase).To(Equal(fv1.PhaseActive))
 	})
 
 	It("refuses through the API server an invalid or repeated suspension entry", func() {

@@ -150,6 +150,17 @@ var _ = Describe("API validation", func() {
 			"spec.anchorInterval", "anchorInterval must be at least 1m"),
 		Entry("Federation: pendingThreshold of zero", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.PendingThreshold = new(int32) }), "create"},
 			"spec.pendingThreshold", "should be greater than or equal to 1"),
+		Entry("Federation: an unknown registration mode", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.Registration = "invite" }), "create"},
+			"spec.registration", `Unsupported value: "invite": supported values: "open", "approval"`),
+		Entry("Federation: an approval of a malformed ID", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.ApprovedOperators = []fv1.OperatorApproval{{OperatorID: "op_XYZ"}}
+		}), "create"}, "spec.approvedOperators[0].operatorID", "must be op_ followed by 16 lowercase hex characters"),
+		Entry("Federation: an approval repeated", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.ApprovedOperators = []fv1.OperatorApproval{{OperatorID: "op_000000000000000a"}, {OperatorID: "op_000000000000000a", Note: "again"}}
+		}), "create"}, "spec.approvedOperators[1]", "Duplicate value"),
+		Entry("Federation: an approval note over 256 characters", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.ApprovedOperators = []fv1.OperatorApproval{{OperatorID: "op_000000000000000a", Note: strings.Repeat("n", 257)}}
+		}), "create"}, "spec.approvedOperators[0].note", "may not be more than 256"),
 
 		// FederationOperator.
 		Entry("FederationOperator: empty orgName", invalidCase{fo, changing(func(o *fv1.FederationOperator) { o.Spec.OrgName = "" }), "create"},
@@ -161,7 +172,7 @@ var _ = Describe("API validation", func() {
 		}, changing(func(o *fv1.FederationOperator) { o.Spec.Withdrawal = nil }), "update"},
 			"spec", "a withdrawal cannot be removed"),
 		Entry("FederationOperator: unknown phase", invalidCase{fo, changing(func(o *fv1.FederationOperator) { o.Status.Phase = "Gone" }), "status"},
-			"status.phase", `Unsupported value: "Gone": supported values: "Active", "Suspended", "Withdrawn", "Rejected"`),
+			"status.phase", `Unsupported value: "Gone": supported values: "Pending", "Active", "Suspended", "Withdrawn", "Rejected"`),
 
 		// Submission.
 		Entry("Submission: spec changed", invalidCase{sub, changing(func(s *fv1.Submission) { s.Spec.EntryCount++ }), "update"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,6 +81,17 @@ type Options struct {
 	// FederationOperatorRateLimit is how many authenticated requests a second one operator
 	// may send on average (bursts of webhook.DefaultOperatorRateBurst); negative: no limit.
 	FederationOperatorRateLimit float64
+	// FederationRegistrationLimit is how many registrations one client address (an IPv6
+	// /64) may make in FederationRegistrationWindow; negative: no limit.
+	FederationRegistrationLimit int
+	// FederationRegistrationWindow is the sliding window of FederationRegistrationLimit.
+	FederationRegistrationWindow time.Duration
+	// FederationMaxPendingRegistrations bounds the operators that may wait for approval
+	// under a Federation's spec.registration: approval; negative: no bound.
+	FederationMaxPendingRegistrations int
+	// FederationTrustedProxies are the reverse proxies (CIDRs or addresses) whose
+	// X-Forwarded-For names the client address the API's limits count.
+	FederationTrustedProxies []string
 	// Hooks are called at the steps of an anchor, for fault tests; none in production.
 	Hooks controllers.Hooks
 	// RetrySchedule is the wait after each failed log upload; nil means
@@ -120,6 +132,10 @@ func NewOptions() *Options {
 		FederationMaxBodyBytes:      webhook.DefaultMaxBodyBytes,
 		FederationRateLimit:         webhook.DefaultRatePerSecond,
 		FederationOperatorRateLimit: webhook.DefaultOperatorRatePerSecond,
+
+		FederationRegistrationLimit:       webhook.DefaultRegistrationLimit,
+		FederationRegistrationWindow:      webhook.DefaultRegistrationWindow,
+		FederationMaxPendingRegistrations: webhook.DefaultMaxPendingRegistrations,
 	}
 }
 
@@ -156,6 +172,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"requests a second one client address may send the federation API on average, past which it answers 429 (negative: no limit)")
 	fs.Float64Var(&o.FederationOperatorRateLimit, "federation-operator-rate-limit", o.FederationOperatorRateLimit,
 		"authenticated requests a second one operator may send the federation API on average, past which it answers 429 (negative: no limit)")
+	fs.IntVar(&o.FederationRegistrationLimit, "federation-registration-limit", o.FederationRegistrationLimit,
+		"registrations one client address (an IPv6 /64) may make in --federation-registration-window, past which it answers 429 (negative: no limit)")
+	fs.DurationVar(&o.FederationRegistrationWindow, "federation-registration-window", o.FederationRegistrationWindow,
+		"the sliding window of --federation-registration-limit")
+	fs.IntVar(&o.FederationMaxPendingRegistrations, "federation-max-pending-registrations", o.FederationMaxPendingRegistrations,
+		"operators that may wait for approval under a Federation's registration: approval, past which registration answers 503 (negative: no bound)")
+	fs.StringSliceVar(&o.FederationTrustedProxies, "federation-trusted-proxies", o.FederationTrustedProxies,
+		"comma-separated CIDRs or addresses of reverse proxies whose X-Forwarded-For names the client address the API's rate limits count (default: none; the connection's address counts)")
 }
 
 // sidecarDir is SidecarDir, or LogDir/_sidecars by default ("" without a LogDir).
@@ -211,8 +235,47 @@ func (o *Options) Validate() error {
 				errs = append(errs, fmt.Errorf("--%s %v: want requests a second above 0, or a negative number for no limit", l.flag, l.value))
 			}
 		}
+		errs = append(errs, o.validateRegistration()...)
 	}
 	return errors.Join(errs...)
+}
+
+// validateRegistration reports registration limits out of bounds and trusted proxies
+// that are not CIDRs or addresses.
+func (o *Options) validateRegistration() []error {
+	var errs []error
+	if l := o.FederationRegistrationLimit; l == 0 || l > webhook.MaxRegistrationLimit {
+		errs = append(errs, fmt.Errorf("--federation-registration-limit %d: want 1 to %d registrations, or a negative number for no limit",
+			l, webhook.MaxRegistrationLimit))
+	}
+	if w := o.FederationRegistrationWindow; w <= 0 || w > webhook.MaxRegistrationWindow {
+		errs = append(errs, fmt.Errorf("--federation-registration-window %s: want above 0 and at most %s", w, webhook.MaxRegistrationWindow))
+	}
+	if o.FederationMaxPendingRegistrations == 0 {
+		errs = append(errs, errors.New("--federation-max-pending-registrations 0: want a positive bound, or a negative number for none"))
+	}
+	if _, err := o.trustedProxies(); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// trustedProxies parses FederationTrustedProxies: each a CIDR, or an address standing for
+// itself alone.
+func (o *Options) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range o.FederationTrustedProxies {
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(v)
+		if err != nil || ip.Zone() != "" {
+			return nil, fmt.Errorf("--federation-trusted-proxies: %q is not a CIDR or an IP address", v)
+		}
+		out = append(out, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // validateNamespaces reports entries of Namespaces that are not namespace names, or
@@ -301,9 +364,15 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := o.trustedProxies()
+	if err != nil {
+		return err
+	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
 		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, SidecarDir: o.sidecarDir(), Now: o.Now,
-		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit})
+		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit,
+		RegistrationLimit: o.FederationRegistrationLimit, RegistrationWindow: o.FederationRegistrationWindow,
+		MaxPendingRegistrations: o.FederationMaxPendingRegistrations, TrustedProxies: proxies})
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,10 @@ func openAPI(routes []route, version string) ([]byte, error) {
 			ok.Content["application/json"] = mediaType{Schema: c.Ref(typeName(rt.response), "", rt.response, nil)}
 		}
 		op.Responses["200"] = ok
+		if rt.accepted != nil {
+			op.Responses["202"] = &response{Description: "Accepted", Content: map[string]mediaType{
+				"application/json": {Schema: c.Ref(typeName(rt.accepted), "", rt.accepted, nil)}}}
+		}
 		for _, e := range append(append([]errorDoc{}, rt.errors...), commonErrors...) {
 			key := strconv.Itoa(e.status)
 			desc := strings.Join(e.codes, ", ") + ": " + e.description

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -30,14 +31,34 @@ type registerRequest struct {
 // registerResponse answers a registration once the controller has registered and logged
 // the operator.
 type registerResponse struct {
+	OperatorID   string   `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
+	OrgName      string   `json:"org_name"`
+	PublicKeyPEM string   `json:"public_key_pem"`
+	ContactEmail string   `json:"contact_email"`
+	RegisteredAt string   `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
+	TLogLogIndex int64    `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
+	TLogURL      string   `json:"tlog_url,omitempty" doc:"Where the log serves the record, when it names one."`
+	Status       string   `json:"status" doc:"active: the operator is registered and may submit. A registration that waits for approval is answered 202 instead (pendingRegistration)."`
+	ApprovedBy   []string `json:"approved_by,omitempty" doc:"Under registration: approval, the lists whose approval registered the operator: gitops (spec.approvedOperators), api (POST /federation/operator/{id}/approve)."`
+}
+
+// pendingRegistration answers, with 202 Accepted, a registration the Federation holds for
+// its administrators' approval (spec.registration: approval). The operator is not
+// registered yet: it has no registration time and no log entry, and may not submit.
+type pendingRegistration struct {
 	OperatorID   string `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
 	OrgName      string `json:"org_name"`
 	PublicKeyPEM string `json:"public_key_pem"`
 	ContactEmail string `json:"contact_email"`
-	RegisteredAt string `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
-	TLogLogIndex int64  `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
-	TLogURL      string `json:"tlog_url,omitempty" doc:"Where the log serves the record, when it names one."`
+	Status       string `json:"status" doc:"pending_approval." example:"\"pending_approval\""`
+	RequestedAt  string `json:"requested_at" doc:"When the federation took the registration, RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
 }
+
+// Registration statuses, as the answers name them.
+const (
+	registrationActive  = "active"
+	registrationPending = "pending_approval"
+)
 
 // missing returns the sorted names of the required members req lacks.
 func (req *registerRequest) missing() []string {
@@ -60,8 +81,14 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the registration", err)
 		return
 	}
+	release, err := s.chargeRegistration(r)
+	if err != nil {
+		s.fail(ctx, w, "register an operator", err)
+		return
+	}
 	fo, err := s.admit(ctx, &req)
 	if err != nil {
+		release() // nothing was created: the attempt costs the address nothing
 		s.fail(ctx, w, "register an operator", err)
 		return
 	}
@@ -70,12 +97,41 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "wait for the registration", err)
 		return
 	}
+	if fo.Status.Phase == fv1.PhasePending {
+		s.log.InfoContext(ctx, "Took a registration that awaits approval", "operatorID", fo.Status.OperatorID, "federationOperator", fo.Name)
+		writeJSON(w, http.StatusAccepted, pendingRegistration{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
+			PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact, Status: registrationPending,
+			RequestedAt: fo.CreationTimestamp.UTC().Format(time.RFC3339)})
+		return
+	}
 	s.log.InfoContext(ctx, "Registered operator through the API", "operatorID", fo.Status.OperatorID,
 		"federationOperator", fo.Name, "logIndex", fo.Status.RegistrationLogEntry.LogIndex)
-	writeJSON(w, http.StatusOK, registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
+	writeJSON(w, http.StatusOK, registration(fo))
+}
+
+// registration is the answer of registered fo, its registration logged.
+func registration(fo *fv1.FederationOperator) registerResponse {
+	return registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
 		PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact,
 		RegisteredAt: fo.Status.RegisteredAt.UTC().Format(time.RFC3339),
-		TLogLogIndex: fo.Status.RegistrationLogEntry.LogIndex, TLogURL: fo.Status.RegistrationLogEntry.URL})
+		TLogLogIndex: fo.Status.RegistrationLogEntry.LogIndex, TLogURL: fo.Status.RegistrationLogEntry.URL,
+		Status: registrationActive, ApprovedBy: fo.Status.ApprovedBy}
+}
+
+// chargeRegistration charges one registration to r's client address (registerlimit.go):
+// 429 registration_rate_limited with Retry-After past the limit. release gives the charge
+// back.
+func (s *Server) chargeRegistration(r *http.Request) (release func(), err error) {
+	if s.registrations == nil {
+		return func() {}, nil
+	}
+	release, wait, ok := s.registrations.reserve(addressKey(s.clientAddress(r)))
+	if !ok {
+		return nil, &apiError{status: http.StatusTooManyRequests, code: "registration_rate_limited", retryAfter: wait,
+			message: fmt.Sprintf("this address made %d registrations in the last %s; retry after the Retry-After seconds",
+				s.registrations.limit, s.registrations.window)}
+	}
+	return release, nil
 }
 
 // admit checks req, in the seed's order (fields, challenge, signature), then the proof of
@@ -113,6 +169,9 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 	if holder != nil {
 		return nil, keyTaken(id)
 	}
+	if err := s.checkPendingRoom(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.useChallenge(ctx, req.Nonce, expiry); err != nil {
 		return nil, err
 	}
@@ -149,7 +208,7 @@ func keyTaken(id string) *apiError {
 const registrationPoll = 50 * time.Millisecond
 
 // awaitRegistration waits until the controller has made fo Active and logged its
-// registration, or has rejected it.
+// registration, has made it Pending (it awaits approval), or has rejected it.
 func (s *Server) awaitRegistration(parent context.Context, fo *fv1.FederationOperator) (*fv1.FederationOperator, error) {
 	ctx, cancel := context.WithTimeout(parent, s.regTimeout)
 	defer cancel()
@@ -160,7 +219,8 @@ func (s *Server) awaitRegistration(parent context.Context, fo *fv1.FederationOpe
 		var got fv1.FederationOperator
 		err := s.client.Get(ctx, key, &got)
 		switch {
-		case err == nil && got.Status.Phase == fv1.PhaseActive && got.Status.RegistrationLogEntry != nil && got.Status.RegisteredAt != nil:
+		case err == nil && got.Status.Phase == fv1.PhaseActive && got.Status.RegistrationLogEntry != nil && got.Status.RegisteredAt != nil,
+			err == nil && got.Status.Phase == fv1.PhasePending:
 			return &got, nil
 		case err == nil && got.Status.Phase == fv1.PhaseRejected:
 			return nil, rejected(&got)

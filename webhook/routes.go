@@ -10,8 +10,9 @@ type route struct {
 	method, path         string
 	summary, description string
 	handler              http.Handler
-	// request is the JSON body's Go type (nil: no body); response the 200 answer's.
-	request, response any
+	// request is the JSON body's Go type (nil: no body); response the 200 answer's;
+	// accepted, when not nil, a 202 answer's.
+	request, response, accepted any
 	// params are the path's {parameters} (every one must be listed) and the query's.
 	params []paramDoc
 	// errors are the error answers the operation documents, beyond those of every route.
@@ -62,9 +63,15 @@ func (s *Server) routes() []route {
 			method: http.MethodPost, path: "/federation/register",
 			summary: "Register an operator",
 			description: "Verifies the challenge (issued by this federation, unexpired, unused) and its signature, refuses a key any " +
-				"operator holds or held, creates the FederationOperator and answers once the controller has registered and logged it.",
-			handler: http.HandlerFunc(s.serveRegister), request: registerRequest{}, response: registerResponse{},
+				"operator holds or held, creates the FederationOperator and answers once the controller has registered and logged it. " +
+				"One client address (an IPv6 /64) may register 10 operators an hour unless configured. Under the Federation's " +
+				"spec.registration: approval, a registration not approved yet is answered 202 Accepted with {operator_id, org_name, " +
+				"public_key_pem, contact_email, status: pending_approval, requested_at}: the operator is Pending, logged and able to " +
+				"submit only once an administrator approves it (POST /federation/operator/{id}/approve or spec.approvedOperators).",
+			handler: http.HandlerFunc(s.serveRegister), request: registerRequest{}, response: registerResponse{}, accepted: pendingRegistration{},
 			errors: append([]errorDoc{
+				{http.StatusTooManyRequests, []string{"registration_rate_limited"}, "This client address made its registrations of the window (10 an hour unless configured); the Retry-After header says how many seconds until the oldest leaves the window."},
+				{http.StatusServiceUnavailable, []string{"too_many_pending_registrations", "federation_not_ready"}, "Under registration: approval, as many registrations as the federation holds await approval (1000 unless configured); or the Federation is not ready."},
 				{http.StatusBadRequest, []string{"missing_fields", "invalid_public_key", "invalid_field", "invalid_proof_of_possession"}, "A field is missing or malformed; missing_fields adds \"fields\", the sorted names."},
 				{http.StatusUnauthorized, []string{"invalid_challenge", "challenge_expired", "challenge_replayed", "invalid_signature"}, "The nonce is not a challenge this federation issued, is older than five minutes or was used, or nonce_signature does not verify."},
 				{http.StatusBadRequest, []string{"registration_rejected"}, "The controller refused the operator; adds \"reason\", its condition reason."},
@@ -137,6 +144,16 @@ func (s *Server) routes() []route {
 			handler: http.HandlerFunc(s.serveResume), response: suspensionResponse{},
 			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
 			errors: suspensionErrors,
+		},
+		{
+			method: http.MethodPost, path: "/federation/operator/{id}/approve",
+			summary: "Approve a Pending operator",
+			description: "Admin token; no body, or {\"note\"}. Under the Federation's spec.registration: approval, adds the Pending " +
+				"operator to status.apiApprovals (GitOps owns spec.approvedOperators; either approves) and answers, as a registration " +
+				"does, once the controller has registered it and logged its registration record. Idempotent while the operator is Pending.",
+			handler: http.HandlerFunc(s.serveApprove), request: approveRequest{}, response: registerResponse{},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
+			errors: approvalErrors,
 		},
 		{
 			method: http.MethodPost, path: "/federation/rotate-key",

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ const (
 	// DefaultCollectInterval is how often a running server deletes expired challenge
 	// records.
 	DefaultCollectInterval = time.Minute
+	// DefaultMaxPendingRegistrations is how many operators may wait for approval: at
+	// about 3 KB each in etcd, 3 MB.
+	DefaultMaxPendingRegistrations = 1000
 )
 
 // Options configures a Server.
@@ -72,6 +76,22 @@ type Options struct {
 	// budget); 0 means the defaults, a negative OperatorRatePerSecond no limit.
 	OperatorRatePerSecond float64
 	OperatorRateBurst     int
+	// RegistrationLimit is how many registrations one client address (an IPv6 address's
+	// /64) may make in RegistrationWindow (registerlimit.go); 0 means
+	// DefaultRegistrationLimit, a negative number no limit; at most MaxRegistrationLimit.
+	RegistrationLimit int
+	// RegistrationWindow is the limit's sliding window; 0 means DefaultRegistrationWindow;
+	// at most MaxRegistrationWindow.
+	RegistrationWindow time.Duration
+	// MaxPendingRegistrations bounds the operators that may wait for approval (Pending)
+	// when the Federation's spec.registration is approval: past it POST
+	// /federation/register answers 503 too_many_pending_registrations. 0 means
+	// DefaultMaxPendingRegistrations, a negative number no bound.
+	MaxPendingRegistrations int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client
+	// address that the rate limits count (registerlimit.go); empty: the connection's
+	// address is the client's.
+	TrustedProxies []netip.Prefix
 	// RegisterTimeout bounds the wait for the controller; 0 means DefaultRegisterTimeout.
 	RegisterTimeout time.Duration
 	// LogDir is the directory of the embedded transparency logs, the controllers' LogDir
@@ -103,6 +123,11 @@ type Server struct {
 	// operatorLimiter is keyed by operator ID.
 	operatorLimiter *addressLimiter
 	regTimeout      time.Duration
+	// registrations is the per-address registration limit; nil: none.
+	registrations *registrationLimiter
+	// maxPending bounds the Pending operators under approval; negative: no bound.
+	maxPending     int
+	trustedProxies []netip.Prefix
 	// timeouts are the http.Server's: ReadHeaderTimeout, ReadTimeout, WriteTimeout and
 	// IdleTimeout with the defaults applied.
 	timeouts httpTimeouts
@@ -151,6 +176,9 @@ func New(o Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if err := s.setRegistrationLimits(o); err != nil {
+		return nil, err
+	}
 	s.limiter = newLimiter(o.RatePerSecond, o.RateBurst, DefaultRatePerSecond, DefaultRateBurst, s.now)
 	s.operatorLimiter = newLimiter(o.OperatorRatePerSecond, o.OperatorRateBurst, DefaultOperatorRatePerSecond, DefaultOperatorRateBurst, s.now)
 	s.started = s.now()
@@ -175,7 +203,7 @@ func New(o Options) (*Server, error) {
 // ServeHTTP applies the rate limit and the body limit, then routes r.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil {
-		if wait, ok := s.limiter.allow(clientAddress(r)); !ok {
+		if wait, ok := s.limiter.allow(s.clientAddress(r)); !ok {
 			writeError(w, &apiError{status: http.StatusTooManyRequests, code: "rate_limited", retryAfter: wait,
 				message: "too many requests from this address; retry after the Retry-After seconds"})
 			return
@@ -210,13 +238,35 @@ func newLimiter(perSecond float64, burst int, defaultPerSecond float64, defaultB
 	return newAddressLimiter(perSecond, burst, now)
 }
 
-// clientAddress is the address a request came from, without its port.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// setRegistrationLimits applies o's registration limit, pending bound and trusted
+// proxies to s, with their defaults, refusing values out of bounds.
+func (s *Server) setRegistrationLimits(o Options) error {
+	limit, window := o.RegistrationLimit, o.RegistrationWindow
+	if limit == 0 {
+		limit = DefaultRegistrationLimit
 	}
-	return host
+	if window == 0 {
+		window = DefaultRegistrationWindow
+	}
+	switch {
+	case limit > MaxRegistrationLimit:
+		return fmt.Errorf("webhook: Options.RegistrationLimit %d: at most %d", limit, MaxRegistrationLimit)
+	case window < 0 || window > MaxRegistrationWindow:
+		return fmt.Errorf("webhook: Options.RegistrationWindow %s: want above 0 and at most %s", window, MaxRegistrationWindow)
+	case limit > 0:
+		s.registrations = newRegistrationLimiter(limit, window, s.now)
+	}
+	s.maxPending = o.MaxPendingRegistrations
+	if s.maxPending == 0 {
+		s.maxPending = DefaultMaxPendingRegistrations
+	}
+	for _, p := range o.TrustedProxies {
+		if !p.IsValid() {
+			return errors.New("webhook: Options.TrustedProxies holds an invalid prefix")
+		}
+		s.trustedProxies = append(s.trustedProxies, p.Masked())
+	}
+	return nil
 }
 
 // Runnable serves s on addr until its context ends; add it to the manager. It runs on

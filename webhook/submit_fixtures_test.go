@@ -153,6 +153,9 @@ func submitServer(o Options) *Server {
 	if o.OperatorRatePerSecond == 0 {
 		o.OperatorRatePerSecond = -1
 	}
+	if o.RegistrationLimit == 0 {
+		o.RegistrationLimit = -1
+	}
 	s, err := New(o)
 	Expect(err).NotTo(HaveOccurred())
 	return s

@@ -35,8 +35,9 @@ func (a *operatorAuth) ID() string { return a.token.OperatorID }
 // body nonce's time within protocol.TokenMaxAge (its hash is checkBody's), or a
 // challenge issued by this federation, unexpired and not used before (it is used now).
 // Past that, the per-operator rate limit applies. Errors are 401 missing_token,
-// invalid_token, unknown_operator, token_expired or token_replayed, or 429 rate_limited;
-// none repeats the signature or a value that would have passed.
+// invalid_token, unknown_operator, token_expired or token_replayed, 403
+// operator_pending_approval (a Pending operator's token verifying under its key), or 429
+// rate_limited; none repeats the signature or a value that would have passed.
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (*operatorAuth, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
@@ -50,6 +51,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (*operatorAu
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.code == "operator_not_found" {
+			if err := s.pendingTokenError(ctx, tok); err != nil { // approve.go
+				return nil, err
+			}
 			return nil, tokenError("unknown_operator", "no operator "+tok.OperatorID+" is registered with this federation")
 		}
 		return nil, err
@@ -126,4 +130,5 @@ var tokenErrors = []errorDoc{
 		"The Authorization header is absent, malformed, names no registered operator, is not signed by the operator's current key, " +
 			"does not bind the body, is more than five minutes from the federation's clock, or spends a challenge that was used before."},
 	{http.StatusTooManyRequests, []string{"rate_limited"}, "Past the per-operator rate limit; the Retry-After header says how many seconds to wait."},
+	{http.StatusForbidden, []string{"operator_pending_approval"}, "The token is signed by the key of an operator that awaits the federation's approval (Pending); adds \"operator_id\"."},
 }

@@ -24,6 +24,9 @@ import (
 func (f readFederation) serverWith(o Options) *Server {
 	GinkgoHelper()
 	o.Client, o.APIReader, o.Federation, o.RatePerSecond = mgr.GetClient(), mgr.GetAPIReader(), f.key, -1
+	if o.RegistrationLimit == 0 {
+		o.RegistrationLimit = -1
+	}
 	s, err := New(o)
 	Expect(err).NotTo(HaveOccurred())
 	return s

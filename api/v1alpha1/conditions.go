@@ -73,6 +73,11 @@ const (
 	ReasonWithdrawn = "Withdrawn"
 	// ReasonSuspended means the federation suspended the operator.
 	ReasonSuspended = "Suspended"
+	// ReasonAwaitingApproval means an operator's proof of possession verified and its key
+	// is its own, but its Federation (registration: approval) has not approved it: it is
+	// Pending, and Ready is False, until spec.approvedOperators or status.apiApprovals
+	// names it.
+	ReasonAwaitingApproval = "AwaitingApproval"
 	// ReasonRegistered means an operator's key and proof of possession verified and the key
 	// is its own.
 	ReasonRegistered = "Registered"

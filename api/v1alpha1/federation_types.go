@@ -137,6 +137,25 @@ type FederationSpec struct {
 	// +listMapKey=operatorID
 	// +kubebuilder:validation:MaxItems=1024
 	SuspendedOperators []OperatorSuspension `json:"suspendedOperators,omitempty"`
+
+	// registration is open (the default: every operator whose proof of possession
+	// verifies is registered) or approval (a new operator stays Pending, unregistered and
+	// unlogged, until spec.approvedOperators or status.apiApprovals names it). Switching
+	// back to open approves no Pending operator.
+	// +optional
+	// +kubebuilder:default=open
+	Registration RegistrationMode `json:"registration,omitempty"`
+
+	// approvedOperators lists the operators the federation's administrators approve
+	// through GitOps, under registration: approval. An operator is approved while this
+	// list or status.apiApprovals (POST /federation/operator/{id}/approve) names it; an
+	// entry may name an operator before it registers. Once the operator is registered the
+	// entry changes nothing and may be removed.
+	// +optional
+	// +listType=map
+	// +listMapKey=operatorID
+	// +kubebuilder:validation:MaxItems=1024
+	ApprovedOperators []OperatorApproval `json:"approvedOperators,omitempty"`
 }
 
 // AnchorSummary points at one CrossAnchor.
@@ -268,6 +287,17 @@ type FederationStatus struct {
 	// +listMapKey=operatorID
 	// +kubebuilder:validation:MaxItems=1024
 	APISuspensions []APISuspension `json:"apiSuspensions,omitempty"`
+
+	// apiApprovals lists the Pending operators approved through the admin API (POST
+	// /federation/operator/{id}/approve), written by the federation API only (never by
+	// GitOps, which owns spec.approvedOperators). The API drops an entry once its
+	// operator is registered or gone, so the list holds only approvals the controller has
+	// not applied yet.
+	// +optional
+	// +listType=map
+	// +listMapKey=operatorID
+	// +kubebuilder:validation:MaxItems=256
+	APIApprovals []APIApproval `json:"apiApprovals,omitempty"`
 
 	// conditions: Ready, KeyReady and LogReachable.
 	// +optional

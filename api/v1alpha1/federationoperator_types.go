@@ -5,10 +5,14 @@ import (
 )
 
 // OperatorPhase is where an operator stands in the federation.
-// +kubebuilder:validation:Enum=Active;Suspended;Withdrawn;Rejected
+// +kubebuilder:validation:Enum=Pending;Active;Suspended;Withdrawn;Rejected
 type OperatorPhase string
 
 const (
+	// PhasePending means the operator's proof of possession verified and its key is its
+	// own, but its Federation (registration: approval) has not approved it yet: it is not
+	// registered, nothing of it is logged, and it may not submit.
+	PhasePending OperatorPhase = "Pending"
 	// PhaseActive means the operator is registered and may submit.
 	PhaseActive OperatorPhase = "Active"
 	// PhaseSuspended means the federation stopped accepting the operator's submissions.
@@ -159,9 +163,17 @@ type FederationOperatorStatus struct {
 	// +optional
 	OperatorID OperatorID `json:"operatorID,omitempty"`
 
-	// phase is Active, Suspended, Withdrawn or Rejected.
+	// phase is Pending, Active, Suspended, Withdrawn or Rejected.
 	// +optional
 	Phase OperatorPhase `json:"phase,omitempty"`
+
+	// approvedBy names the sources whose approval registered the operator (gitops, api,
+	// or both) under registration: approval; empty when the Federation's registration
+	// was open.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	ApprovedBy []string `json:"approvedBy,omitempty"`
 
 	// registeredAt is when the registration was accepted.
 	// +optional

@@ -83,8 +83,9 @@ func (f *federation) start(ctx context.Context, logDir string, interval time.Dur
 	o.MetricsBindAddress, o.HealthProbeBindAddress, o.LogDir = "0", "127.0.0.1:0", logDir
 	o.FederationBindAddress, o.Federation = addr, federationNS+"/"+federationName
 	// The load comes from one address and each operator sends a few requests a day of
-	// simulated time, seconds apart in real time: both limits are off.
-	o.FederationRateLimit, o.FederationOperatorRateLimit = -1, -1
+	// simulated time, seconds apart in real time: the limits are off, the registration
+	// limit too (every operator registers from this one address).
+	o.FederationRateLimit, o.FederationOperatorRateLimit, o.FederationRegistrationLimit = -1, -1, -1
 	o.Now = now
 	if err := o.Validate(); err != nil {
 		return err

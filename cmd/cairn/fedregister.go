@@ -128,7 +128,11 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return err
 	}
 	where, _ := fo.dir().FederationDir(service)
-	say(fmt.Sprintf("registered %s (%s) with %s; pinned its federation key %s in %s", id, o.org, service,
+	did := "registered"
+	if reg.Pending() {
+		did = "asked to register (the federation's administrators must approve it before it may submit)"
+	}
+	say(fmt.Sprintf("%s %s (%s) with %s; pinned its federation key %s in %s", did, id, o.org, service,
 		protocol.Fingerprint(pins.FederationKey), where))
 	if fo.json {
 		return writeIndentedJSON(stdout, reg)

@@ -68,6 +68,32 @@ func TestRegisterSignsTheChallenge(t *testing.T) {
 	}
 }
 
+// TestRegisterPendingApproval decodes the 202 of a federation that approves
+// registrations.
+func TestRegisterPendingApproval(t *testing.T) {
+	key := testKey(9)
+	pub := key.Public().(ed25519.PublicKey)
+	f := newFake(t, testKey(1), testID(1), func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if r.Method == http.MethodGet {
+			writeTestJSON(w, 200, map[string]any{"nonce": challengeNonce})
+			return
+		}
+		writeTestJSON(w, http.StatusAccepted, map[string]any{"operator_id": protocol.OperatorID(pub), "org_name": "Example Org",
+			"status": "pending_approval", "requested_at": "2026-11-24T09:00:00Z"})
+	})
+	c, err := New(f.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := c.Register(context.Background(), key, "Example Org", "")
+	if err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	if !reg.Pending() || reg.RegisteredAt != "" || reg.RequestedAt != "2026-11-24T09:00:00Z" {
+		t.Errorf("answer %+v, want a pending registration", reg)
+	}
+}
+
 // TestRegisterRefusesANonChallenge answers nonces that are not challenges — a body
 // nonce, statements, a bare prefix — and checks the client signs and posts nothing.
 func TestRegisterRefusesANonChallenge(t *testing.T) {

@@ -21,7 +21,10 @@ type RegisterRequest struct {
 	ProofOfPossession string `json:"proof_of_possession"`
 }
 
-// Registration answers POST /federation/register.
+// Registration answers POST /federation/register (and POST
+// /federation/operator/{id}/approve). A federation that approves registrations answers
+// one it holds with 202 and Status RegistrationPendingApproval: no RegisteredAt, no log
+// entry, and submissions refused until an administrator approves it.
 type Registration struct {
 	OperatorID   string `json:"operator_id"`
 	OrgName      string `json:"org_name"`
@@ -30,7 +33,21 @@ type Registration struct {
 	RegisteredAt string `json:"registered_at"`
 	TLogLogIndex int64  `json:"tlog_log_index"`
 	TLogURL      string `json:"tlog_url,omitempty"`
+	// Status is "active", or RegistrationPendingApproval; empty from a server that
+	// predates it (registered).
+	Status string `json:"status,omitempty"`
+	// RequestedAt is when a pending registration was taken.
+	RequestedAt string `json:"requested_at,omitempty"`
+	// ApprovedBy names the lists whose approval registered the operator: gitops, api.
+	ApprovedBy []string `json:"approved_by,omitempty"`
 }
+
+// RegistrationPendingApproval is the Status of a registration the federation holds for
+// its administrators' approval.
+const RegistrationPendingApproval = "pending_approval"
+
+// Pending reports whether the federation holds the registration for approval.
+func (r *Registration) Pending() bool { return r.Status == RegistrationPendingApproval }
 
 // SubmitResult answers POST /federation/submit.
 type SubmitResult struct {
