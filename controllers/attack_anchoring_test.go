@@ -3,9 +3,11 @@ package controllers
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,6 +77,26 @@ var _ = Describe("Anchoring beside a hostile member", Label("log"), func() {
 			Eventually(submissionStatus(ns, name)).Should(WithTransform(func(s fv1.SubmissionStatus) fv1.AnchorID { return s.AnchorRef },
 				Equal(first.AnchorID)), "both of Mallory's submissions lie at or below the seq the first anchor bound")
 		}
+	})
+
+	It("leaves a second Federation of the namespace idle: it neither anchors for the operators nor blocks the first", func() {
+		honest := newTestOperator(123, "Honest Three")
+		submitFor(ns, honest, "honest", 4)
+		// Made past the admission webhook, which refuses it (a namespace has one Federation).
+		second := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"},
+			Spec: fv1.FederationSpec{AnchorInterval: metav1.Duration{Duration: time.Minute}, MinParticipants: 1, TransparencyLog: suiteLog()}}
+		Expect(k8sClient.Create(ctx, second)).To(Succeed())
+		Eventually(federationStatus(second)).Should(WithTransform(func(s fv1.FederationStatus) string {
+			return conditionReason(fv1.ConditionReady)(s.Conditions)
+		}, Equal("False/"+fv1.ReasonNotServing)))
+		suiteClock.Step(2 * time.Minute) // the second's interval is due: it still does nothing
+		touch(second)
+		Consistently(func() []fv1.CrossAnchor { return crossAnchors(ns) }, "2s").Should(BeEmpty())
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second-signing-key"}, &corev1.Secret{}))).To(BeTrue(),
+			"no key made for it")
+
+		requestAnchor(fed, "with-a-second")
+		Expect(handledRequest(fed, "with-a-second").Reason).To(Equal(fv1.ReasonAnchored))
 	})
 
 	It("goes on, with a Warning, when the last anchor is gone", func() {

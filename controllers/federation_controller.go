@@ -14,9 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -87,6 +90,17 @@ func (r *FederationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // sync loads the key, logs the genesis record, counts, and anchors when due. Events to
 // record after the status write are appended to evs.
 func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, evs *[]federationEvent) (ctrl.Result, error) {
+	ours, err := federation.NamespaceFederation(ctx, r.Client, fed.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if ours.UID != fed.UID {
+		// Not the namespace's: it makes no key, record or anchor, so that it can neither
+		// act for the namespace's operators nor get in the way of the Federation that does.
+		r.setCondition(fed, fv1.ConditionReady, metav1.ConditionFalse, fv1.ReasonNotServing, fmt.Sprintf(
+			"Federation %s is this namespace's (the oldest); a namespace has one, and this one does nothing", ours.Name))
+		return ctrl.Result{}, nil
+	}
 	recorded := slices.Clone(fed.Status.KeyHistory)
 	key, err := r.loadKey(ctx, fed, evs)
 	if err != nil || key == nil {
@@ -184,6 +198,10 @@ func (r *FederationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&fv1.Submission{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)).
 		Watches(&fv1.CrossAnchor{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf)). // a key rotation waits for them
+		// When a namespace's Federation goes, another of the namespace becomes its own.
+		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(crevent.CreateEvent) bool { return false }, UpdateFunc: func(crevent.UpdateEvent) bool { return false },
+			DeleteFunc: func(crevent.DeleteEvent) bool { return true }, GenericFunc: func(crevent.GenericEvent) bool { return false }})).
 		Named("federation").
 		Complete(r)
 }

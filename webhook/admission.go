@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -198,6 +199,10 @@ func validateSubmission(sub *fv1.Submission) error {
 	}
 	switch reason, name, msg := federation.VerifySubmissionHeader(&sub.Spec, pub); reason {
 	case "":
+		if want := federation.SubmissionName(sub.Spec.OperatorID, sub.Spec.FirstSeq); sub.Name != want {
+			return refuseSubmission(sub, field.Invalid(field.NewPath("metadata", "name"), omit,
+				fv1.ReasonNameNotCanonical+": a Submission of seq "+strconv.FormatInt(sub.Spec.FirstSeq, 10)+" onward is named "+want))
+		}
 		return nil
 	case fv1.ReasonHeaderMismatch:
 		// The controller's message states the header's value too: a refusal does not

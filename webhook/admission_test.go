@@ -131,6 +131,9 @@ func TestAdmissionWebhooks(t *testing.T) {
 			sub.Spec.EntryCount = submissionSeq + 1
 			return sub
 		}},
+		{name: "a submission not named after its segment", reason: fv1.ReasonNameNotCanonical, field: "metadata.name", make: func(t *testing.T, name string) client.Object {
+			return acme.submission(t, ns, name) // a header Acme signed, under a name of its own: a second export of seq 1 could sit beside it
+		}},
 		{name: "a submission whose last hash is not its header's", reason: fv1.ReasonHeaderMismatch, field: "spec.lastHMACHash", make: func(t *testing.T, name string) client.Object {
 			sub := acme.submission(t, ns, name)
 			sub.Spec.LastHMACHash = fv1.Hash(acme.hash("hmac", submissionSeq-1))

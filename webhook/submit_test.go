@@ -116,7 +116,9 @@ var _ = Describe("POST /federation/submit", func() {
 		Expect(submit(s, r.key, c.export(1, 10, exportTime())).status).To(Equal(http.StatusOK))
 		// A head that counts more entries than its last seq, as one recorded from an older
 		// chain format would: only the controller's count rule can refuse what follows.
-		fo := submitOperator(r)
+		var fo *fv1.FederationOperator
+		Eventually(func() *fv1.SubmissionHead { fo = submitOperator(r); return fo.Status.Head }).ShouldNot(BeNil(),
+			"the FederationOperator controller records the head after the verdict")
 		fo.Status.Head.EntryCount = 1000
 		Expect(k8sClient.Status().Update(ctx, fo)).To(Succeed())
 		Eventually(func(g Gomega) {

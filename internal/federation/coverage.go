@@ -31,3 +31,8 @@ func Covers(ca *fv1.CrossAnchor, s *fv1.Submission) bool {
 func IsAccepted(s *fv1.Submission) bool {
 	return meta.IsStatusConditionTrue(s.Status.Conditions, string(fv1.ConditionContinuityVerified))
 }
+
+// MaxParticipantsPerAnchor is how many operators one CrossAnchor binds at most. A run
+// with more makes several anchors (one object stays well under etcd's 1.5 MB: about 140
+// bytes a participant), so any number of operators is anchored in one run.
+const MaxParticipantsPerAnchor = 5000

@@ -4,15 +4,17 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-
-	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
+
+// This file is a Submission's verdict: its name, its signed header, and its continuity
+// with its operator's head.
 
 // OperatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
 // spec.operatorID.
@@ -75,4 +77,43 @@ func CheckContinuity(sub *fv1.Submission, head *fv1.SubmissionHead) (reason, msg
 			s.EntryCount, head.EntryCount, head.Submission)
 	}
 	return "", ""
+}
+
+// SubmissionName is the name of the Submission that records operator id's export
+// starting at firstSeq: sub-<id without "op_">-<firstSeq>. Every Submission has it (the
+// Submission controller refuses any other), so two exports of one segment meet at the
+// API server, and of two that continue one head only one can exist: the operator's
+// accepted submissions form one chain without forks by construction.
+func SubmissionName(id fv1.OperatorID, firstSeq int64) string {
+	return "sub-" + strings.TrimPrefix(string(id), "op_") + "-" + strconv.FormatInt(firstSeq, 10)
+}
+
+// HeadOf returns the newest accepted state of op's chain, which its next submission must
+// continue: of op's status.head (what the FederationOperator controller recorded, which
+// outlives the Submission it names) and the accepted Submissions of own, the one with
+// the highest lastSeq; nil when there is none. An operator's accepted submissions form
+// one chain (SubmissionName), so the newest is the head. The result is a copy.
+func HeadOf(op *fv1.FederationOperator, own []fv1.Submission) *fv1.SubmissionHead {
+	var head *fv1.SubmissionHead
+	if op.Status.Head != nil {
+		h := *op.Status.Head
+		head = &h
+	}
+	for i := range own {
+		s := &own[i]
+		if s.Spec.OperatorID != op.Status.OperatorID || !IsAccepted(s) {
+			continue
+		}
+		if head == nil || s.Spec.LastSeq > head.LastSeq {
+			head = HeadFor(s)
+		}
+	}
+	return head
+}
+
+// HeadFor is the head record of accepted s.
+func HeadFor(s *fv1.Submission) *fv1.SubmissionHead {
+	at, _ := AcceptedAt(s)
+	return &fv1.SubmissionHead{Submission: s.Name, LastSeq: s.Spec.LastSeq, LastHMACHash: s.Spec.LastHMACHash,
+		EntryCount: s.Spec.EntryCount, ChainSignature: s.Spec.ChainSignature, UID: string(s.UID), AcceptedAt: metav1.NewTime(at)}
 }
