@@ -18,12 +18,10 @@ import (
 // public in the transparency log, so a key's past holder must be found from its key
 // history, not from the key it holds now.
 
-// indexOperatorKeys adds federation.OperatorKeyIndex to mgr.
-func indexOperatorKeys(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, federation.OperatorKeyIndex, func(o client.Object) []string {
-		return federation.KeyIDs(o.(*fv1.FederationOperator))
-	})
-}
+// indexOperatorKeys adds nothing: federation.OperatorKeyIndex is registered with every
+// other index by federation.RegisterIndexes, which the manager calls before the
+// controllers are set up. SetupWithManager's call of it can go, and this with it.
+func indexOperatorKeys(context.Context, ctrl.Manager) error { return nil } //nolint:unparam // kept for that call
 
 // keyHolder returns the operator other than fo that holds, held or first claimed the key
 // whose operator ID is id (see federation.HolderOf), found through federation.OperatorKeyIndex; nil when there

@@ -31,6 +31,7 @@ import (
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/webhook"
 )
 
@@ -244,7 +245,8 @@ func (o *Options) cacheOptions() cache.Options {
 	return cache.Options{DefaultNamespaces: namespaces}
 }
 
-// New builds a manager for cfg with health and readiness checks and every controller.
+// New builds a manager for cfg with the federation's cache indexes
+// (federation.RegisterIndexes), health and readiness checks and every controller.
 func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, error) {
 	metrics := metricsserver.Options{
 		BindAddress:   o.MetricsBindAddress,
@@ -269,6 +271,10 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	// One set of indexes for both halves, before either reads through them.
+	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, RetrySchedule: o.RetrySchedule,
 		SnapshotInterval: o.SnapshotInterval, Now: o.Now}); err != nil {

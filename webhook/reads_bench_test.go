@@ -9,9 +9,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -74,13 +72,7 @@ func BenchmarkReads(b *testing.B) {
 
 // registerReadsIndexes gives the bench manager's cache the indexes the API reads through.
 func registerReadsIndexes(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, federation.OperatorIDIndex, func(o client.Object) []string {
-		fo := o.(*fv1.FederationOperator)
-		if fo.Status.Phase == fv1.PhaseRejected {
-			return nil
-		}
-		return []string{string(fo.Status.OperatorID)}
-	})
+	return federation.RegisterIndexes(ctx, mgr.GetFieldIndexer())
 }
 
 // readsServerOptions are the bench API server's options.

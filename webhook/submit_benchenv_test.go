@@ -86,6 +86,9 @@ func newBenchFederation() (*benchFederation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir}); err != nil {
 		return nil, err
 	}

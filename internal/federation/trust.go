@@ -70,7 +70,7 @@ func TrustAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) error {
 	return (*Trust)(nil).Verify(fed, ca)
 }
 
-// known reports whether a verdict on the anchor with uid at generation is remembered,
+// Known reports whether a verdict on the anchor with uid at generation is remembered,
 // and if so whether Trust.Verify would pass it: a verdict from its metadata alone.
 func (t *Trust) Known(fed *fv1.Federation, uid types.UID, generation int64) (trusted, ok bool) {
 	if t == nil {
@@ -105,7 +105,7 @@ func (t *Trust) verdict(ca *fv1.CrossAnchor) anchorVerdict {
 	return v
 }
 
-// remember records that ca, which this process signed and created, is trusted.
+// Remember records that ca, which this process signed and created, is trusted.
 func (t *Trust) Remember(ca *fv1.CrossAnchor) {
 	if t == nil || ca.UID == "" {
 		return

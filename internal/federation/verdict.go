@@ -14,10 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// OperatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
-// spec.operatorID.
-const OperatorIDIndex = "operatorID"
-
 // Decided reports whether sub has its final verdict: refused, or accepted.
 func Decided(sub *fv1.Submission) bool {
 	if ready := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionReady)); ready != nil {
