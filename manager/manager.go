@@ -307,7 +307,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 	if err != nil {
 		return err
 	}
-	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
+	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: fed,
 		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, SidecarDir: o.sidecarDir(), Now: o.Now,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit})
 	if err != nil {

@@ -77,6 +77,6 @@ func registerReadsIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // readsServerOptions are the bench API server's options.
 func readsServerOptions(st *readsStore) Options {
-	return Options{Client: st.mgr.GetClient(), APIReader: st.mgr.GetAPIReader(), Federation: st.fed, LogDir: st.logDir,
+	return Options{Client: st.mgr.GetClient(), APIReader: st.mgr.GetAPIReader(), Informers: st.mgr.GetCache(), Federation: st.fed, LogDir: st.logDir,
 		SidecarDir: st.sides, RatePerSecond: -1, OperatorRatePerSecond: -1}
 }

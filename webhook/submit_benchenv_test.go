@@ -112,7 +112,7 @@ func newBenchFederation() (*benchFederation, error) {
 
 // server is an API server on the bench federation, without rate limits.
 func (f *benchFederation) server() (*Server, error) {
-	return New(Options{Client: f.mgr.GetClient(), APIReader: f.mgr.GetAPIReader(), Federation: f.fed,
+	return New(Options{Client: f.mgr.GetClient(), APIReader: f.mgr.GetAPIReader(), Informers: f.mgr.GetCache(), Federation: f.fed,
 		RatePerSecond: -1, OperatorRatePerSecond: -1})
 }
 

@@ -129,7 +129,7 @@ func newReplica(o Options) *Server {
 // serverOn returns a Server on m with o's settings over the suite's.
 func serverOn(m ctrl.Manager, o Options) *Server {
 	GinkgoHelper()
-	o.Client, o.APIReader, o.Federation = m.GetClient(), m.GetAPIReader(), fedKey
+	o.Client, o.APIReader, o.Informers, o.Federation = m.GetClient(), m.GetAPIReader(), m.GetCache(), fedKey
 	if o.RatePerSecond == 0 {
 		o.RatePerSecond = -1
 	}
