@@ -112,11 +112,11 @@ func countCovered(covered map[fv1.OperatorID]int) int {
 }
 
 // pendingSubmissions returns the accepted submissions of namespace that no anchor is
-// marked on yet, from c's pendingIndex: read-only, not copied out of the cache. Marking
+// marked on yet, from c's federation.PendingIndex: read-only, not copied out of the cache. Marking
 // lags the anchors, so some of them may be anchored already: the ledger tells.
 func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) ([]fv1.Submission, error) {
 	var list fv1.SubmissionList
-	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{pendingIndex: allPending},
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{federation.PendingIndex: federation.AllPending},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}

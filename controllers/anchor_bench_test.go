@@ -179,6 +179,9 @@ func startManager(b *testing.B, setup func(context.Context, ctrl.Manager) error)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
+	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		b.Fatal(err)
+	}
 	if err := setup(ctx, mgr); err != nil {
 		b.Fatal(err)
 	}

@@ -31,35 +31,13 @@ import (
 // into a Submission's status for readers (kubectl, the API), once the CrossAnchor's
 // arrival in the cache wakes it for the pending submissions of its participants.
 
-// participantIndex indexes CrossAnchors by the operator IDs of their participants.
-const participantIndex = "spec.participants.operatorID"
-
-// pendingIndex indexes the accepted Submissions no anchor is marked on yet by operator
-// ID, and under allPending as well.
-const pendingIndex = "pending"
-
-// allPending is the pendingIndex value every pending Submission has.
-const allPending = "*"
-
-// isPending reports whether s is accepted and not yet marked anchored.
-func isPending(s *fv1.Submission) bool { return federation.IsAccepted(s) && !s.Status.Anchored }
-
-// pendingKeys is the pendingIndex function.
-func pendingKeys(o client.Object) []string {
-	s := o.(*fv1.Submission)
-	if !isPending(s) {
-		return nil
-	}
-	return []string{string(s.Spec.OperatorID), allPending}
-}
-
 // markIfCovered marks the accepted, unmarked sub with the first trusted CrossAnchor that
 // covers it, if any.
 func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submission) error {
 	var anchors fv1.CrossAnchorList
 	// Read-only and possibly large (a participant per operator): not copied out of the cache.
 	if err := r.List(ctx, &anchors, client.InNamespace(sub.Namespace),
-		client.MatchingFields{participantIndex: string(sub.Spec.OperatorID)}, client.UnsafeDisableDeepCopy); err != nil {
+		client.MatchingFields{federation.ParticipantIndex: string(sub.Spec.OperatorID)}, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	anchors.Items = slices.DeleteFunc(anchors.Items, func(ca fv1.CrossAnchor) bool { return !federation.Covers(&ca, sub) })
@@ -107,7 +85,7 @@ func (r *SubmissionReconciler) coveredSubmissions(ctx context.Context, o client.
 	var reqs []reconcile.Request
 	for _, p := range ca.Spec.Participants {
 		var subs fv1.SubmissionList
-		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{pendingIndex: string(p.OperatorID)},
+		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{federation.PendingIndex: string(p.OperatorID)},
 			client.UnsafeDisableDeepCopy); err != nil {
 			logf.FromContext(ctx).Error(err, "List pending submissions", "operatorID", p.OperatorID)
 			continue

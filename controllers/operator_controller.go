@@ -255,9 +255,6 @@ func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator,
 // rejected duplicate may become the holder when the first is deleted). A Federation's
 // change reconciles only the operators whose suspension or approval it changed.
 func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := indexOperatorKeys(ctx, mgr); err != nil {
-		return err
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.FederationOperator{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -17,13 +16,6 @@ import (
 // rotated to by another operator. A registration record, proof of possession included, is
 // public in the transparency log, so a key's past holder must be found from its key
 // history, not from the key it holds now.
-
-// indexOperatorKeys adds federation.OperatorKeyIndex to mgr.
-func indexOperatorKeys(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &fv1.FederationOperator{}, federation.OperatorKeyIndex, func(o client.Object) []string {
-		return federation.KeyIDs(o.(*fv1.FederationOperator))
-	})
-}
 
 // keyHolder returns the operator other than fo that holds, held or first claimed the key
 // whose operator ID is id (see federation.HolderOf), found through federation.OperatorKeyIndex; nil when there

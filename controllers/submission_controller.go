@@ -60,7 +60,7 @@ func (r *SubmissionReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if federation.Decided(&sub) {
-		if !isPending(&sub) {
+		if !federation.IsPending(&sub) {
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, r.markIfCovered(ctx, &sub)
@@ -240,7 +240,7 @@ func (r *SubmissionReconciler) overPendingLimit(ctx context.Context, sub *fv1.Su
 		limit = fed.Spec.MaxPendingPerOperator
 	}
 	var pending fv1.SubmissionList
-	if err := r.List(ctx, &pending, client.InNamespace(sub.Namespace), client.MatchingFields{pendingIndex: string(sub.Spec.OperatorID)},
+	if err := r.List(ctx, &pending, client.InNamespace(sub.Namespace), client.MatchingFields{federation.PendingIndex: string(sub.Spec.OperatorID)},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
@@ -270,38 +270,10 @@ func setSubmissionCondition(sub *fv1.Submission, t fv1.ConditionType, status met
 		Reason: reason, Message: msg, ObservedGeneration: sub.Generation})
 }
 
-// SetupWithManager indexes operators, submissions and anchors by operator ID and pending
-// submissions by operator, requeues an operator's waiting submissions when the operator
-// changes, and the pending submissions a new CrossAnchor covers.
-func (r *SubmissionReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &fv1.FederationOperator{}, federation.OperatorIDIndex, func(o client.Object) []string {
-		fo := o.(*fv1.FederationOperator)
-		if fo.Status.Phase == fv1.PhaseRejected { // it records the ID before it checks the proof
-			return nil
-		}
-		return []string{string(fo.Status.OperatorID)}
-	}); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &fv1.Submission{}, federation.OperatorIDIndex, func(o client.Object) []string {
-		return []string{string(o.(*fv1.Submission).Spec.OperatorID)}
-	}); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &fv1.CrossAnchor{}, participantIndex, func(o client.Object) []string {
-		ps := o.(*fv1.CrossAnchor).Spec.Participants
-		ids := make([]string, len(ps))
-		for i, p := range ps {
-			ids[i] = string(p.OperatorID)
-		}
-		return ids
-	}); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &fv1.Submission{}, pendingIndex, pendingKeys); err != nil {
-		return err
-	}
+// SetupWithManager requeues an operator's waiting submissions when the operator changes,
+// and the pending submissions a new CrossAnchor covers. The indexes it reads through are
+// federation.RegisterIndexes', which the manager adds first.
+func (r *SubmissionReconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.Submission{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.waiting)).

@@ -26,6 +26,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -91,6 +92,7 @@ var _ = BeforeSuite(func() {
 	suiteLogs = &Logs{Dir: filepath.Join(os.TempDir(), fmt.Sprintf("cairn-controllers-%d", os.Getpid())),
 		Rekor: tlog.RekorOptions{Attempts: 1}}
 	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
+	Expect(federation.RegisterIndexes(ctx, mgr.GetFieldIndexer())).To(Succeed())
 	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now,
 		Hooks: Hooks{AnchorCreated: onAnchorCreated}})).To(Succeed())
 	mgrClient = mgr.GetClient()

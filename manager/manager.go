@@ -32,6 +32,7 @@ import (
 
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/webhook"
 )
 
@@ -307,7 +308,8 @@ func (o *Options) cacheOptions() cache.Options {
 	return cache.Options{DefaultNamespaces: namespaces}
 }
 
-// New builds a manager for cfg with health and readiness checks and every controller.
+// New builds a manager for cfg with the federation's cache indexes
+// (federation.RegisterIndexes), health and readiness checks and every controller.
 func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, error) {
 	metrics := metricsserver.Options{
 		BindAddress:   o.MetricsBindAddress,
@@ -332,6 +334,10 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	// One set of indexes for both halves, before either reads through them.
+	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, RetrySchedule: o.RetrySchedule,
 		SnapshotInterval: o.SnapshotInterval, Now: o.Now}); err != nil {
@@ -368,7 +374,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 	if err != nil {
 		return err
 	}
-	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: fed,
+	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: fed,
 		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, SidecarDir: o.sidecarDir(), Now: o.Now,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit,
 		RegistrationLimit: o.FederationRegistrationLimit, RegistrationWindow: o.FederationRegistrationWindow,

@@ -168,7 +168,7 @@ var _ = Describe("POST /federation/anchor", func() {
 		ids := twoPending(f, s, regs)
 		// The suite's second manager: its own cache, no controllers. The leader (the
 		// suite's manager) runs the anchor.
-		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Federation: f.key, RatePerSecond: -1})
+		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Informers: replica.GetCache(), Federation: f.key, RatePerSecond: -1})
 		Expect(err).NotTo(HaveOccurred())
 		a := postAnchor(onReplica, "Bearer "+adminToken(f.key))
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
@@ -207,7 +207,7 @@ var _ = Describe("POST /federation/anchor", func() {
 	It("coalesces concurrent requests into one run", func() {
 		twoPending(f, s, regs)
 		token := adminToken(f.key)
-		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Federation: f.key, RatePerSecond: -1})
+		onReplica, err := New(Options{Client: replica.GetClient(), APIReader: replica.GetAPIReader(), Informers: replica.GetCache(), Federation: f.key, RatePerSecond: -1})
 		Expect(err).NotTo(HaveOccurred())
 		// Warm the replica's cache (its informers start on first use), so that the
 		// requests below arrive together.
@@ -245,7 +245,7 @@ var _ = Describe("POST /federation/anchor", func() {
 
 	It("answers 504 anchor_pending past its wait, and the request still runs", func() {
 		twoPending(f, s, regs)
-		hasty, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: f.key, RatePerSecond: -1,
+		hasty, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: f.key, RatePerSecond: -1,
 			RegisterTimeout: time.Nanosecond})
 		Expect(err).NotTo(HaveOccurred())
 		a := postAnchor(hasty, "Bearer "+adminToken(f.key))
@@ -276,7 +276,7 @@ var _ = Describe("POST /federation/anchor", func() {
 			}
 			return fed.Status.AnchorRequest.ID
 		}).Should(Equal("forged-1"))
-		short, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: f.key, RatePerSecond: -1,
+		short, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: f.key, RatePerSecond: -1,
 			RegisterTimeout: 2 * time.Second})
 		Expect(err).NotTo(HaveOccurred())
 		ans, err := short.awaitAnchor(ctx, federationOf(f.key), "forged-1")

@@ -50,6 +50,14 @@
 // spec, where the controller re-verifies it with no trust in this server, exactly as it
 // does for kubectl apply.
 //
+// # Reads
+//
+// No request lists or copies the store: every read goes through the manager's cache
+// uncopied and selects through federation.RegisterIndexes' indexes, the status counts are
+// kept from the cache's events (kept.go), and the checks of immutable anchors and
+// submissions are remembered, bounded (federation.VerdictCache). docs/OPERATIONS.md,
+// "What a read costs", lists what each route reads.
+//
 // The server reads the federation's objects and Secrets through the manager's cache and
 // creates FederationOperators (the controllers' RBAC covers both); it also keeps the
 // used-challenge records:

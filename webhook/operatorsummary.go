@@ -1,20 +1,15 @@
 package webhook
 
 import (
-	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // operatorIDPattern is an operator ID's grammar, as the CRDs validate it.
@@ -74,8 +69,10 @@ type operatorAnchor struct {
 	Participants    int    `json:"participants"`
 }
 
-// pageToken is the cursor of both lists: the sort key of the last item each returned.
-// Keyset paging: items created later sort first, so they never shift a later page.
+// pageToken is the cursor of both lists: the key of the last item each returned. Keyset
+// paging, so items added later never shift a later page: the next page of anchors holds
+// those sorting after the key, that of submissions starts at the one the named
+// submission continues (operatorsummary_lists.go).
 type pageToken struct {
 	Submission *pageKey `json:"s,omitempty"`
 	Anchor     *pageKey `json:"a,omitempty"`
@@ -183,92 +180,19 @@ func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id st
 		}
 	}
 
-	var subs fv1.SubmissionList
-	if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace)); err != nil {
-		return nil, err
-	}
-	accepted := make([]*fv1.Submission, 0, len(subs.Items))
-	for i := range subs.Items {
-		sub := &subs.Items[i]
-		if string(sub.Spec.OperatorID) == id && sub.Status.Ed25519Verified && sub.Status.ContinuityVerified {
-			accepted = append(accepted, sub)
-		}
-	}
-	subKey := func(sub *fv1.Submission) (string, string) {
-		return sub.CreationTimestamp.UTC().Format("20060102150405"), sub.Name
-	}
-	slices.SortFunc(accepted, func(a, b *fv1.Submission) int { // newest first
-		at, an := subKey(a)
-		bt, bn := subKey(b)
-		return cmp.Or(cmp.Compare(bt, at), cmp.Compare(bn, an))
-	})
-	if len(accepted) > 0 {
-		last := accepted[0].CreationTimestamp.UTC().Format(time.RFC3339)
-		sum.LastSubmissionAt = &last
-	}
 	next := pageToken{Submission: tok.Submission, Anchor: tok.Anchor, SubmissionsDone: tok.SubmissionsDone, AnchorsDone: tok.AnchorsDone}
-	if !tok.SubmissionsDone {
-		more := false
-		for _, sub := range accepted {
-			at, name := subKey(sub)
-			if !tok.Submission.older(at, name) {
-				continue
-			}
-			if len(sum.Submissions) == limit {
-				more = true
-				break
-			}
-			item := operatorSubmission{SubmissionID: cmp.Or(sub.Status.SubmissionID, sub.Name), EntryCount: sub.Spec.EntryCount,
-				FirstSeq: sub.Spec.FirstSeq, LastSeq: sub.Spec.LastSeq, ChainSignature: string(sub.Spec.ChainSignature),
-				SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339), Sidecars: sidecarItems(sub.Spec.Sidecars)}
-			if sub.Status.Anchored && sub.Status.AnchorRef != "" {
-				ref := string(sub.Status.AnchorRef)
-				item.AnchorID = &ref
-			}
-			sum.Submissions = append(sum.Submissions, item)
-			next.Submission = &pageKey{At: at, Name: name}
-		}
-		next.SubmissionsDone = !more
-	}
-
-	var anchors fv1.CrossAnchorList
-	if err := s.client.List(ctx, &anchors, client.InNamespace(fed.Namespace)); err != nil {
+	if sum.LastSubmissionAt, err = s.lastSubmissionAt(ctx, fo); err != nil {
 		return nil, err
 	}
-	type bound struct {
-		ca *fv1.CrossAnchor
-		cs string
-	}
-	var trusted []bound
-	for i := range anchors.Items {
-		ca := &anchors.Items[i]
-		j := slices.IndexFunc(ca.Spec.Participants, func(p fv1.Participant) bool { return string(p.OperatorID) == id })
-		if j < 0 {
-			continue
+	if !tok.SubmissionsDone {
+		if sum.Submissions, next.Submission, next.SubmissionsDone, err = s.operatorSubmissions(ctx, fo, limit, tok.Submission); err != nil {
+			return nil, err
 		}
-		if err := federation.TrustAnchor(fed, ca); err != nil {
-			continue // not the federation's: never listed
-		}
-		trusted = append(trusted, bound{ca, string(ca.Spec.Participants[j].ChainSignature)})
 	}
-	slices.SortFunc(trusted, func(a, b bound) int { // newest first; anchoredAt's fixed width orders as text
-		return cmp.Or(cmp.Compare(b.ca.Spec.AnchoredAt, a.ca.Spec.AnchoredAt), cmp.Compare(b.ca.Name, a.ca.Name))
-	})
 	if !tok.AnchorsDone {
-		more := false
-		for _, b := range trusted {
-			if !tok.Anchor.older(b.ca.Spec.AnchoredAt, b.ca.Name) {
-				continue
-			}
-			if len(sum.Anchors) == limit {
-				more = true
-				break
-			}
-			sum.Anchors = append(sum.Anchors, operatorAnchor{AnchorID: string(b.ca.Spec.AnchorID), AnchoredAt: b.ca.Spec.AnchoredAt,
-				CrossAnchorHash: string(b.ca.Spec.CrossAnchorHash), ChainSignature: b.cs, Participants: len(b.ca.Spec.Participants)})
-			next.Anchor = &pageKey{At: b.ca.Spec.AnchoredAt, Name: b.ca.Name}
+		if sum.Anchors, next.Anchor, next.AnchorsDone, err = s.operatorAnchors(ctx, fed, fo.Status.OperatorID, limit, tok.Anchor); err != nil {
+			return nil, err
 		}
-		next.AnchorsDone = !more
 	}
 	if !next.SubmissionsDone || !next.AnchorsDone {
 		raw, err := json.Marshal(next)

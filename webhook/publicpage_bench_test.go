@@ -16,7 +16,7 @@ import (
 // federation each row adds its entry's proof check).
 func BenchmarkPublicPage(b *testing.B) {
 	m, _ := pageFixture(b, 1000, 10000)
-	s, err := New(Options{Client: m, APIReader: m, Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
+	s, err := New(Options{Client: m, APIReader: m, Informers: noInformers(), Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 // no request leaving loopback; a screenshot of each state.
 func TestPublicPageInBrowser(t *testing.T) {
 	m, key := pageFixture(t, 3, 4)
-	s, err := New(Options{Client: m, APIReader: m, Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
+	s, err := New(Options{Client: m, APIReader: m, Informers: noInformers(), Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestPublicPageTimingAtScale(t *testing.T) {
 		t.Skip("builds 10,000 signed anchors")
 	}
 	m, _ := pageFixture(t, 1000, 10000)
-	s, err := New(Options{Client: m, APIReader: m, Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
+	s, err := New(Options{Client: m, APIReader: m, Informers: noInformers(), Federation: types.NamespacedName{Namespace: "bench", Name: "cairn"}, RatePerSecond: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

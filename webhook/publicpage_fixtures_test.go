@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -67,6 +69,10 @@ func (m *memoryClient) List(_ context.Context, list client.ObjectList, _ ...clie
 	}
 	return nil
 }
+
+// noInformers is a cache whose informers never see an object, for Servers on a
+// memoryClient: their status counts stay 0.
+func noInformers() cache.Informers { return &informertest.FakeInformers{Scheme: newScheme()} }
 
 // pageFixture builds a federation of operators (each with an accepted head submission)
 // and anchors the federation signed, three participants each (fewer when there are

@@ -57,7 +57,8 @@ func newTestFederation(prefix string, minParticipants int32) readFederation {
 // server is an API server for f on the suite's manager.
 func (f readFederation) server() *Server {
 	GinkgoHelper()
-	s, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: f.key, RatePerSecond: -1, RegistrationLimit: -1})
+	s, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: f.key,
+		RatePerSecond: -1, RegistrationLimit: -1})
 	Expect(err).NotTo(HaveOccurred())
 	return s
 }

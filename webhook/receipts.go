@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"cmp"
 	"context"
 	"crypto"
 	"crypto/ed25519"
@@ -10,9 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
@@ -65,36 +61,29 @@ func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
 
 // receiptsPage is one page of operator id's receipts.
 func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, since string, limit int, tok *pageToken) (*receiptsResponse, error) {
-	var anchors fv1.CrossAnchorList
-	if err := s.client.List(ctx, &anchors, client.InNamespace(fed.Namespace)); err != nil {
+	// Only the anchors that bind the operator, through the participant index and uncopied;
+	// only the page's are verified (and their verdicts remembered), newest first.
+	candidates, err := s.anchorsBinding(ctx, fed, fv1.OperatorID(id), tok.Anchor)
+	if err != nil {
 		return nil, err
 	}
-	var bound []*fv1.CrossAnchor
-	for i := range anchors.Items {
-		ca := &anchors.Items[i]
-		if ca.Name <= since || !slices.ContainsFunc(ca.Spec.Participants, func(p fv1.Participant) bool { return string(p.OperatorID) == id }) {
-			continue
-		}
-		if federation.TrustAnchor(fed, ca) != nil {
-			continue // not the federation's: no receipt
-		}
-		if tok.Anchor.older(ca.Spec.AnchoredAt, ca.Name) {
-			bound = append(bound, ca)
-		}
-	}
-	slices.SortFunc(bound, func(a, b *fv1.CrossAnchor) int { // newest first
-		return cmp.Or(cmp.Compare(b.Spec.AnchoredAt, a.Spec.AnchoredAt), cmp.Compare(b.Name, a.Name))
-	})
 	res := &receiptsResponse{OperatorID: id, Receipts: []json.RawMessage{}}
-	if len(bound) > limit {
-		last := bound[limit-1]
-		raw, err := json.Marshal(pageToken{Anchor: &pageKey{At: last.Spec.AnchoredAt, Name: last.Name}})
-		if err != nil {
-			return nil, err
+	var bound []*fv1.CrossAnchor
+	for _, ca := range candidates {
+		if ca.Name <= since || s.verdicts.TrustAnchor(fed, ca) != nil {
+			continue // before since, or not the federation's: no receipt
 		}
-		t := base64.RawURLEncoding.EncodeToString(raw)
-		res.NextPageToken = &t
-		bound = bound[:limit]
+		if len(bound) == limit {
+			last := bound[limit-1]
+			raw, err := json.Marshal(pageToken{Anchor: &pageKey{At: last.Spec.AnchoredAt, Name: last.Name}})
+			if err != nil {
+				return nil, err
+			}
+			t := base64.RawURLEncoding.EncodeToString(raw)
+			res.NextPageToken = &t
+			break
+		}
+		bound = append(bound, ca)
 	}
 	if len(bound) == 0 {
 		return res, nil

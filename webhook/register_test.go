@@ -165,7 +165,7 @@ var _ = Describe("POST /federation/register", func() {
 		dead, err := client.New(&rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second},
 			client.Options{Scheme: newScheme(), Mapper: mgr.GetRESTMapper()})
 		Expect(err).NotTo(HaveOccurred())
-		s, err := New(Options{Client: dead, APIReader: dead, Federation: fedKey, RatePerSecond: -1})
+		s, err := New(Options{Client: dead, APIReader: dead, Informers: noInformers(), Federation: fedKey, RatePerSecond: -1})
 		Expect(err).NotTo(HaveOccurred())
 		for _, path := range []string{"/federation/register/challenge", "/federation/status"} {
 			a := do(s, http.MethodGet, path, nil)

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/version"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
@@ -61,6 +63,15 @@ type Options struct {
 	// APIReader reads from the API server, uncached: the used-challenge records, which
 	// the manager does not cache. Required.
 	APIReader client.Reader
+	// Informers are the manager's cache's (mgr.GetCache()): their events keep the counts
+	// GET /federation/status shows, so that no request counts the store (kept.go).
+	// Required.
+	Informers cache.Informers
+	// VerdictCacheEntries and VerdictCacheBytes bound the verdicts remembered of anchors
+	// and of participants' submissions (federation.VerdictCache); 0 means
+	// federation.DefaultVerdictEntries and federation.DefaultVerdictBytes.
+	VerdictCacheEntries int
+	VerdictCacheBytes   int64
 	// Federation is the Federation the API serves. Required.
 	Federation types.NamespacedName
 	// Now is the clock; nil means time.Now.
@@ -139,6 +150,10 @@ type Server struct {
 	// pageRows is how many rows of each table the public page shows (pageSize; tests
 	// page smaller).
 	pageRows int
+	// kept holds the status counts, kept from the cache's events.
+	kept *kept
+	// verdicts remembers the checks of immutable anchors and submissions.
+	verdicts *federation.VerdictCache
 
 	mux         *http.ServeMux
 	methods     map[string][]string // path -> methods served, for 405's Allow
@@ -147,8 +162,8 @@ type Server struct {
 
 // New returns a Server for o.
 func New(o Options) (*Server, error) {
-	if o.Client == nil || o.APIReader == nil {
-		return nil, errors.New("webhook: Options.Client and Options.APIReader are required")
+	if o.Client == nil || o.APIReader == nil || o.Informers == nil {
+		return nil, errors.New("webhook: Options.Client, Options.APIReader and Options.Informers are required")
 	}
 	if o.Federation.Namespace == "" || o.Federation.Name == "" {
 		return nil, errors.New("webhook: Options.Federation needs a namespace and a name")
@@ -182,6 +197,11 @@ func New(o Options) (*Server, error) {
 	s.limiter = newLimiter(o.RatePerSecond, o.RateBurst, DefaultRatePerSecond, DefaultRateBurst, s.now)
 	s.operatorLimiter = newLimiter(o.OperatorRatePerSecond, o.OperatorRateBurst, DefaultOperatorRatePerSecond, DefaultOperatorRateBurst, s.now)
 	s.started = s.now()
+	var err error
+	if s.kept, err = newKept(o.Informers, o.Federation.Namespace, s.now); err != nil {
+		return nil, err
+	}
+	s.verdicts = federation.NewVerdictCache(o.VerdictCacheEntries, o.VerdictCacheBytes)
 	rs := s.routes()
 	s.mux, s.methods = http.NewServeMux(), map[string][]string{}
 	for _, rt := range rs {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
 
@@ -83,10 +84,12 @@ func (s *Server) serveSidecar(w http.ResponseWriter, r *http.Request) {
 }
 
 // acceptedSidecar is the record of digest on an accepted Submission of the federation
-// (the first found), or nil.
+// (the first found), or nil: only the Submissions that carry it, through
+// federation.SidecarIndex, uncopied.
 func (s *Server) acceptedSidecar(ctx context.Context, digest string) (*fv1.SubmissionSidecar, error) {
 	var subs fv1.SubmissionList
-	if err := s.client.List(ctx, &subs, client.InNamespace(s.federation.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.client.List(ctx, &subs, client.InNamespace(s.federation.Namespace),
+		client.MatchingFields{federation.SidecarIndex: digest}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	for i := range subs.Items {

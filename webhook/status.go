@@ -44,7 +44,9 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // status builds the answer from verified state only: operators the controller registered,
-// submissions it verified, and an anchor whose signature verifies now.
+// submissions it verified (both counted as the cache's events arrive, never by listing),
+// and an anchor whose signature verifies (its verdict remembered for its UID and
+// generation, its key looked up in the key history now).
 func (s *Server) status(ctx context.Context) (*statusResponse, error) {
 	fed, err := s.loadFederation(ctx)
 	if err != nil {
@@ -67,29 +69,11 @@ func (s *Server) status(ctx context.Context) (*statusResponse, error) {
 	st := &statusResponse{FederationPublicKey: string(fed.Status.PublicKeyPEM), TLogPublicKey: logKey,
 		UptimeSeconds: int64(now.Sub(s.started) / time.Second), Version: s.version.Version}
 
-	var operators fv1.FederationOperatorList
-	if err := s.client.List(ctx, &operators, client.InNamespace(fed.Namespace)); err != nil {
+	// Kept counts, not a list of the store (kept.go).
+	if err := s.kept.synced(ctx); err != nil {
 		return nil, err
 	}
-	for _, fo := range operators.Items {
-		switch fo.Status.Phase {
-		case fv1.PhaseActive:
-			st.OperatorsActive++
-			st.OperatorsTotal++
-		case fv1.PhaseSuspended, fv1.PhaseWithdrawn:
-			st.OperatorsTotal++
-		}
-	}
-	var subs fv1.SubmissionList
-	if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace)); err != nil {
-		return nil, err
-	}
-	since := now.Add(-24 * time.Hour)
-	for _, sub := range subs.Items {
-		if sub.Status.Ed25519Verified && sub.Status.ContinuityVerified && sub.CreationTimestamp.After(since) {
-			st.SubmissionsLast24h++
-		}
-	}
+	st.OperatorsActive, st.OperatorsTotal, st.SubmissionsLast24h = s.kept.statusCounts()
 	st.LastAnchor, err = s.lastAnchor(ctx, fed)
 	return st, err
 }
@@ -100,15 +84,16 @@ func (s *Server) lastAnchor(ctx context.Context, fed *fv1.Federation) (*lastAnch
 	if fed.Status.LastAnchor == nil {
 		return nil, nil
 	}
-	var ca fv1.CrossAnchor
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}, &ca)
+	var ca fv1.CrossAnchor // read-only: not copied out of the cache (up to 10,000 participants)
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: string(fed.Status.LastAnchor.AnchorID)}, &ca,
+		client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := federation.TrustAnchor(fed, &ca); err != nil {
+	if err := s.verdicts.TrustAnchor(fed, &ca); err != nil {
 		s.log.WarnContext(ctx, "Left an untrusted last anchor out of the status", "anchorID", ca.Name, "error", err)
 		return nil, nil
 	}

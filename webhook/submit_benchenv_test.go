@@ -86,6 +86,9 @@ func newBenchFederation() (*benchFederation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir}); err != nil {
 		return nil, err
 	}
@@ -109,7 +112,7 @@ func newBenchFederation() (*benchFederation, error) {
 
 // server is an API server on the bench federation, without rate limits.
 func (f *benchFederation) server() (*Server, error) {
-	return New(Options{Client: f.mgr.GetClient(), APIReader: f.mgr.GetAPIReader(), Federation: f.fed,
+	return New(Options{Client: f.mgr.GetClient(), APIReader: f.mgr.GetAPIReader(), Informers: f.mgr.GetCache(), Federation: f.fed,
 		RatePerSecond: -1, OperatorRatePerSecond: -1})
 }
 

@@ -146,7 +146,7 @@ var submitFed = sync.OnceValue(newReadFederation)
 // sets them.
 func submitServer(o Options) *Server {
 	GinkgoHelper()
-	o.Client, o.APIReader, o.Federation = mgr.GetClient(), mgr.GetAPIReader(), submitFed().key
+	o.Client, o.APIReader, o.Informers, o.Federation = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), submitFed().key
 	if o.RatePerSecond == 0 {
 		o.RatePerSecond = -1
 	}

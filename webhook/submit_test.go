@@ -179,7 +179,7 @@ var _ = Describe("POST /federation/submit past maxPendingPerOperator", func() {
 			g.Expect(mgr.GetClient().Get(ctx, key, fed)).To(Succeed())
 			g.Expect(fed.Status.PublicKeyPEM).NotTo(BeEmpty())
 		}).Should(Succeed())
-		s, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Federation: key, RatePerSecond: -1, OperatorRatePerSecond: -1})
+		s, err := New(Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: key, RatePerSecond: -1, OperatorRatePerSecond: -1})
 		Expect(err).NotTo(HaveOccurred())
 		r := registered(s, "Busy Org")
 		c := newChain(r.key, "busy", 10)

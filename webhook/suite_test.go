@@ -30,6 +30,7 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // The suite runs the real API server (with the admission policy), the real controllers on
@@ -81,9 +82,11 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	logDir = filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
 	DeferCleanup(func() { _ = os.RemoveAll(logDir) })
+	Expect(federation.RegisterIndexes(ctx, mgr.GetFieldIndexer())).To(Succeed())
 	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir})).To(Succeed())
 	replica, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(federation.RegisterIndexes(ctx, replica.GetFieldIndexer())).To(Succeed())
 	for _, m := range []ctrl.Manager{mgr, replica} {
 		go func() {
 			defer GinkgoRecover()
@@ -126,7 +129,7 @@ func newReplica(o Options) *Server {
 // serverOn returns a Server on m with o's settings over the suite's.
 func serverOn(m ctrl.Manager, o Options) *Server {
 	GinkgoHelper()
-	o.Client, o.APIReader, o.Federation = m.GetClient(), m.GetAPIReader(), fedKey
+	o.Client, o.APIReader, o.Informers, o.Federation = m.GetClient(), m.GetAPIReader(), m.GetCache(), fedKey
 	if o.RatePerSecond == 0 {
 		o.RatePerSecond = -1
 	}

@@ -42,36 +42,33 @@ func (s *Server) serveVerify(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// anchorEvidence reads what the live check of anchor id needs: 404 anchor_not_found when
-// no CrossAnchor of that name exists in fed's namespace.
+// anchorEvidence reads what the live check of anchor id needs, from the cache without
+// copying it (nothing here writes to it): the anchor, and for each participant its
+// registered operator and its operator's submissions ending at its lastSeq, each found
+// through an index (federation.OperatorIDIndex, federation.SubmissionSeqIndex), so the
+// reads cost the anchor's participants, not the store. 404 anchor_not_found when no
+// CrossAnchor of that name exists in fed's namespace.
 func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id string) (*anchorEvidence, error) {
 	var ca fv1.CrossAnchor
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca)
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return nil, anchorNotFound(id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	ev := &anchorEvidence{fed: fed, ca: &ca, operators: map[fv1.OperatorID]*fv1.FederationOperator{},
-		submissions: map[submissionKey][]*fv1.Submission{}}
-	var ops fv1.FederationOperatorList
-	if err := s.client.List(ctx, &ops, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	for i := range ops.Items {
-		if fo := &ops.Items[i]; federation.Registered(fo) {
-			ev.operators[fo.Status.OperatorID] = fo
+	ev := &anchorEvidence{fed: fed, ca: &ca, covered: make([]participantEvidence, len(ca.Spec.Participants)), verdicts: s.verdicts}
+	for i, p := range ca.Spec.Participants {
+		pe := &ev.covered[i]
+		if pe.operator, err = federation.RegisteredOperator(ctx, s.client, fed.Namespace, string(p.OperatorID), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
 		}
-	}
-	var subs fv1.SubmissionList
-	if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	for i := range subs.Items {
-		sub := &subs.Items[i]
-		k := submissionKey{sub.Spec.OperatorID, sub.Spec.LastSeq}
-		ev.submissions[k] = append(ev.submissions[k], sub)
+		var subs fv1.SubmissionList
+		if err := s.client.List(ctx, &subs, client.InNamespace(fed.Namespace),
+			client.MatchingFields{federation.SubmissionSeqIndex: federation.SeqKey(p.OperatorID, p.LastSeq)}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		pe.submissions = subs.Items
 	}
 	ev.logKey, ev.logKeyErr = s.logKey(ctx, fed)
 	ev.readEntry = s.entryReader(fed, ev.logKey)

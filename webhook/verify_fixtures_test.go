@@ -23,7 +23,7 @@ import (
 // client, reader and Federation are f's).
 func (f readFederation) serverWith(o Options) *Server {
 	GinkgoHelper()
-	o.Client, o.APIReader, o.Federation, o.RatePerSecond = mgr.GetClient(), mgr.GetAPIReader(), f.key, -1
+	o.Client, o.APIReader, o.Informers, o.Federation, o.RatePerSecond = mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), f.key, -1
 	if o.RegistrationLimit == 0 {
 		o.RegistrationLimit = -1
 	}

@@ -44,13 +44,16 @@ type verifyChecks struct {
 	ParticipantsVerified      bool `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted."`
 }
 
-// anchorEvidence is what a live check reads: the Federation, the anchor, the registered
-// operators by ID, and the accepted-or-not submissions by operator and lastSeq.
+// anchorEvidence is what a live check reads: the Federation, the anchor, and what each
+// participant may cover, read from the cache uncopied (nothing may write to any of it).
 type anchorEvidence struct {
-	fed         *fv1.Federation
-	ca          *fv1.CrossAnchor
-	operators   map[fv1.OperatorID]*fv1.FederationOperator
-	submissions map[submissionKey][]*fv1.Submission
+	fed *fv1.Federation
+	ca  *fv1.CrossAnchor
+	// covered is, for each participant of ca in order, what its check reads.
+	covered []participantEvidence
+	// verdicts remembers the checks of the anchor's spec and of each submission's header
+	// under each key (nil: nothing is remembered).
+	verdicts *federation.VerdictCache
 	// logKey is the key the Federation's log signs with, or logKeyErr why it is unknown.
 	logKey    crypto.PublicKey
 	logKeyErr error
@@ -58,10 +61,12 @@ type anchorEvidence struct {
 	readEntry func(ctx context.Context, index int64) (*tlog.Entry, error)
 }
 
-// submissionKey finds the submissions an anchor participant may cover.
-type submissionKey struct {
-	operator fv1.OperatorID
-	lastSeq  int64
+// participantEvidence is what one participant's check reads: its registered operator (nil
+// when none is), and that operator's submissions ending at the participant's lastSeq,
+// accepted or not.
+type participantEvidence struct {
+	operator    *fv1.FederationOperator
+	submissions []fv1.Submission
 }
 
 // errLogUnreachable is the reason of a log check that could not reach the log.
@@ -72,7 +77,9 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 	ca := ev.ca
 	res := verifyResponse{AnchorID: ca.Name, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		Participants: len(ca.Spec.Participants), FailedParticipants: []string{}, VerifiedAt: protocol.FormatAnchoredAt(now)}
-	spec := federation.CheckAnchor(ev.fed, ca)
+	// The hash and the signature are remembered for the anchor's UID and generation; its key
+	// is looked up in the key history now.
+	spec := ev.verdicts.CheckAnchor(ev.fed, ca)
 	reasons := spec.Reasons
 	res.Checks.CrossAnchorHashRecomputed, res.Checks.SignatureVerified = spec.HashRecomputed, spec.SignatureVerified
 	res.Checks.FederationKeyInHistory = spec.KeyInHistory
@@ -85,8 +92,8 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 		res.TLogLogIndex, res.RekorLogIndex = &index, &index
 	}
 
-	for _, p := range ca.Spec.Participants {
-		if !participantVerified(ev, p) {
+	for i, p := range ca.Spec.Participants {
+		if !participantVerified(ev, ev.covered[i], p) {
 			res.FailedParticipants = append(res.FailedParticipants, string(p.OperatorID))
 		}
 	}
@@ -104,14 +111,14 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 }
 
 // participantVerified reports whether an accepted submission of p's operator is the one p
-// covers and re-verifies (federation.VerifyParticipant).
-func participantVerified(ev *anchorEvidence, p fv1.Participant) bool {
-	fo := ev.operators[p.OperatorID]
-	if fo == nil {
+// covers and re-verifies (federation.VerifyParticipant: each Ed25519 check of a header
+// under a key is remembered, which keys the operator held is read now).
+func participantVerified(ev *anchorEvidence, pe participantEvidence, p fv1.Participant) bool {
+	if pe.operator == nil {
 		return false
 	}
-	for _, sub := range ev.submissions[submissionKey{p.OperatorID, p.LastSeq}] {
-		if federation.VerifyParticipant(fo, sub, p) == nil {
+	for i := range pe.submissions {
+		if ev.verdicts.VerifyParticipant(pe.operator, &pe.submissions[i], p) == nil {
 			return true
 		}
 	}

@@ -37,15 +37,21 @@ func (c AnchorChecks) Trusted() bool {
 }
 
 // CheckAnchor runs TrustAnchor's checks on ca one by one, without stopping at the first
-// that fails, and without any remembered verdict.
+// that fails, and without any remembered verdict (VerdictCache.CheckAnchor remembers).
 func CheckAnchor(fed *fv1.Federation, ca *fv1.CrossAnchor) AnchorChecks {
+	return anchorChecks(fed, ca, anchorHashError(ca), anchorSignatureError(ca))
+}
+
+// anchorChecks is CheckAnchor's answer given what checking ca's hash and its signature
+// found (anchorHashError, anchorSignatureError); the key is looked up in fed's history now.
+func anchorChecks(fed *fv1.Federation, ca *fv1.CrossAnchor, hashErr, sigErr error) AnchorChecks {
 	var c AnchorChecks
-	if err := anchorHashError(ca); err != nil {
+	if err := hashErr; err != nil {
 		c.Reasons = append(c.Reasons, "the cross-anchor hash does not recompute from the participants and anchored_at")
 	} else {
 		c.HashRecomputed = true
 	}
-	if err := anchorSignatureError(ca); err != nil {
+	if err := sigErr; err != nil {
 		c.Reasons = append(c.Reasons, "the federation signature does not verify under the anchor's own federation key")
 	} else {
 		c.SignatureVerified = true
@@ -75,6 +81,14 @@ var (
 // with its successor). The key the Submission names (spec.publicKeyPEM) is not trusted.
 // Errors wrap ErrNoCoveredSubmission or ErrParticipantHeader.
 func VerifyParticipant(fo *fv1.FederationOperator, sub *fv1.Submission, p fv1.Participant) error {
+	return verifyParticipant(fo, sub, p, headerVerifies)
+}
+
+// verifyParticipant is VerifyParticipant, asking verifies whether sub's signed header
+// verifies under a key (VerdictCache remembers the answers).
+func verifyParticipant(fo *fv1.FederationOperator, sub *fv1.Submission, p fv1.Participant,
+	verifies func(*fv1.Submission, fv1.PublicKeyPEM) bool,
+) error {
 	if !Registered(fo) || fo.Status.OperatorID != p.OperatorID || sub.Spec.OperatorID != p.OperatorID ||
 		sub.Spec.LastSeq != p.LastSeq || sub.Spec.ChainSignature != p.ChainSignature {
 		return fmt.Errorf("operator %s: %w", p.OperatorID, ErrNoCoveredSubmission)
@@ -83,12 +97,23 @@ func VerifyParticipant(fo *fv1.FederationOperator, sub *fv1.Submission, p fv1.Pa
 	if !ok {
 		return fmt.Errorf("operator %s, submission %s: %w", p.OperatorID, sub.Name, ErrNoCoveredSubmission)
 	}
-	for _, pub := range KeysHeldAt(fo, at) {
-		if reason, _, _ := VerifySubmissionHeader(&sub.Spec, pub); reason == "" {
+	for _, k := range keyRecordsHeldAt(fo, at) {
+		if verifies(sub, k.PublicKeyPEM) {
 			return nil
 		}
 	}
 	return fmt.Errorf("operator %s, submission %s: %w", p.OperatorID, sub.Name, ErrParticipantHeader)
+}
+
+// headerVerifies reports whether sub's signed header verifies under keyPEM and matches its
+// spec (VerifySubmissionHeader); false for a key that does not parse.
+func headerVerifies(sub *fv1.Submission, keyPEM fv1.PublicKeyPEM) bool {
+	pub, err := protocol.ParsePublicKeyPEM([]byte(keyPEM))
+	if err != nil {
+		return false
+	}
+	reason, _, _ := VerifySubmissionHeader(&sub.Spec, pub)
+	return reason == ""
 }
 
 // AcceptedAt is when the Submission controller verified sub's signature under its
@@ -106,15 +131,25 @@ func AcceptedAt(sub *fv1.Submission) (at time.Time, ok bool) {
 // KeysHeldAt returns the keys of fo's key history valid at t (validFrom <= t <=
 // validUntil, compared in whole seconds as the API server stores them), oldest first.
 func KeysHeldAt(fo *fv1.FederationOperator, t time.Time) []ed25519.PublicKey {
-	t = t.Truncate(time.Second)
 	var keys []ed25519.PublicKey
-	for _, k := range fo.Status.KeyHistory {
-		if t.Before(k.ValidFrom.Truncate(time.Second)) || k.ValidUntil != nil && t.After(k.ValidUntil.Truncate(time.Second)) {
-			continue
-		}
+	for _, k := range keyRecordsHeldAt(fo, t) {
 		if pub, err := protocol.ParsePublicKeyPEM([]byte(k.PublicKeyPEM)); err == nil {
 			keys = append(keys, pub)
 		}
 	}
 	return keys
+}
+
+// keyRecordsHeldAt returns the records of fo's key history valid at t, as KeysHeldAt
+// reads them, oldest first.
+func keyRecordsHeldAt(fo *fv1.FederationOperator, t time.Time) []fv1.KeyRecord {
+	t = t.Truncate(time.Second)
+	var held []fv1.KeyRecord
+	for _, k := range fo.Status.KeyHistory {
+		if t.Before(k.ValidFrom.Truncate(time.Second)) || k.ValidUntil != nil && t.After(k.ValidUntil.Truncate(time.Second)) {
+			continue
+		}
+		held = append(held, k)
+	}
+	return held
 }

@@ -2,7 +2,10 @@
 // controllers (controllers/), which decide, and the HTTP API (webhook/), which answers
 // from what they decided. It reads Kubernetes objects and Secrets but writes none.
 //
-//   - trust: which CrossAnchors the federation made (trust.go, anchorcheck.go);
+//   - trust: which CrossAnchors the federation made (trust.go, anchorcheck.go), and the
+//     bounded memory of checks on inputs that cannot change (verdictcache.go);
+//   - indexes: every field index of the manager's cache, registered once for both halves
+//     (indexes.go), and what a reader may say of a submission's anchoring (pending.go);
 //   - receipts: what each participant gets, and the keys that sign it (receipt.go,
 //     receiptkeys.go);
 //   - coverage: which submissions an anchor covers (coverage.go);

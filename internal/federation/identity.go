@@ -14,12 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// OperatorKeyIndex indexes FederationOperators by the operator ID of every key they hold
-// or held: each key of status.keyHistory, and spec.publicKeyPEM (a key applied but not yet
-// registered, or not yet rotated to). It finds every past holder of a key without listing
-// every operator.
-const OperatorKeyIndex = "keys.operatorID"
-
 // KeyIDs returns the operator IDs of every key fo holds or held, and of its spec's key,
 // each once. Keys that do not parse have none.
 func KeyIDs(fo *fv1.FederationOperator) []string {
@@ -132,13 +126,14 @@ func DescribeHolder(holder *fv1.FederationOperator) string {
 }
 
 // RegisteredOperator returns the registered operator (see Registered) in namespace whose
-// status.operatorID is id, through the manager cache's operator-ID index that
-// SubmissionReconciler.SetupWithManager adds; nil when there is none. Of more than one
-// claim (which the FederationOperator controller prevents) it returns none: the
-// federation does not choose.
-func RegisteredOperator(ctx context.Context, c client.Reader, namespace, id string) (*fv1.FederationOperator, error) {
+// status.operatorID is id, through the manager cache's OperatorIDIndex
+// (RegisterIndexes); nil when there is none. Of more than one claim (which the
+// FederationOperator controller prevents) it returns none: the federation does not
+// choose. opts are added to the List: a caller that never writes the result may pass
+// client.UnsafeDisableDeepCopy, and then must not.
+func RegisteredOperator(ctx context.Context, c client.Reader, namespace, id string, opts ...client.ListOption) (*fv1.FederationOperator, error) {
 	var same fv1.FederationOperatorList
-	if err := c.List(ctx, &same, client.InNamespace(namespace), client.MatchingFields{OperatorIDIndex: id}); err != nil {
+	if err := c.List(ctx, &same, append([]client.ListOption{client.InNamespace(namespace), client.MatchingFields{OperatorIDIndex: id}}, opts...)...); err != nil {
 		return nil, err
 	}
 	var found *fv1.FederationOperator

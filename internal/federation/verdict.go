@@ -16,10 +16,6 @@ import (
 // This file is a Submission's verdict: its name, its signed header, and its continuity
 // with its operator's head.
 
-// OperatorIDIndex indexes FederationOperators by status.operatorID and Submissions by
-// spec.operatorID.
-const OperatorIDIndex = "operatorID"
-
 // Decided reports whether sub has its final verdict: refused, or accepted.
 func Decided(sub *fv1.Submission) bool {
 	if ready := meta.FindStatusCondition(sub.Status.Conditions, string(fv1.ConditionReady)); ready != nil {
