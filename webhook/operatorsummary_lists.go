@@ -65,27 +65,14 @@ func (s *Server) lastSubmissionAt(ctx context.Context, fo *fv1.FederationOperato
 	return &at, nil
 }
 
-// headSubmission is fo's newest accepted submission: its head, or, while the head's own
-// verdict has not reached the cache (the controller moves the head first), the one the
-// head continues. nil when there is none.
+// headSubmission is fo's newest accepted submission (federation.Head, from the cache);
+// nil when there is none.
 func (s *Server) headSubmission(ctx context.Context, fo *fv1.FederationOperator) (*fv1.Submission, error) {
-	head := fo.Status.Head
-	if head == nil || head.Submission == "" {
-		return nil, nil
-	}
-	subs, err := s.endingAt(ctx, fo, head.LastSeq)
-	if err != nil {
+	head, err := federation.Head(ctx, s.client, fo)
+	if err != nil || head == nil {
 		return nil, err
 	}
-	if sub := acceptedOf(subs, fo.Status.OperatorID); sub != nil {
-		return sub, nil
-	}
-	for i := range subs {
-		if subs[i].Name == head.Submission {
-			return s.acceptedEnding(ctx, fo, subs[i].Spec.FirstSeq-1)
-		}
-	}
-	return nil, nil
+	return s.acceptedEnding(ctx, fo, head.LastSeq)
 }
 
 // submissionBefore is the accepted submission of fo that the submission name continues;

@@ -80,11 +80,12 @@ func (s *Server) operatorsPage(ctx context.Context, fed *fv1.Federation, after s
 // one), RFC 3339 UTC seconds, read from the cache and shown only when that Submission is
 // fo's and its signature and continuity were verified; "" otherwise.
 func (s *Server) lastSubmission(ctx context.Context, fo *fv1.FederationOperator) (string, error) {
-	if fo.Status.Head == nil || fo.Status.Head.Submission == "" {
-		return "", nil
+	head, err := federation.Head(ctx, s.client, fo)
+	if err != nil || head == nil || head.Submission == "" {
+		return "", err
 	}
 	var sub fv1.Submission
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fo.Namespace, Name: fo.Status.Head.Submission}, &sub, client.UnsafeDisableDeepCopy)
+	err = s.client.Get(ctx, client.ObjectKey{Namespace: fo.Namespace, Name: head.Submission}, &sub, client.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}

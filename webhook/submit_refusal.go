@@ -80,8 +80,8 @@ func continuityError(sub *fv1.Submission, head *fv1.SubmissionHead, msg string) 
 	return &apiError{status: http.StatusUnprocessableEntity, code: "continuity_violation", message: msg, extra: extra}
 }
 
-// headOf is the head of operator id, read past the cache: the last submission the
-// controller accepted, nil before the first.
+// headOf is the head of operator id, read past the cache (federation.Head): the last
+// submission the controller accepted, nil before the first.
 func (s *Server) headOf(ctx context.Context, id fv1.OperatorID) (*fv1.SubmissionHead, error) {
 	o, err := s.cachedOperator(ctx, string(id))
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Server) headOf(ctx context.Context, id fv1.OperatorID) (*fv1.Submission
 	if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(o), &fo); err != nil {
 		return nil, err
 	}
-	return fo.Status.Head, nil
+	return federation.Head(ctx, s.apiReader, &fo)
 }
 
 // anchorInterval is how often the served Federation anchors, from the cache.

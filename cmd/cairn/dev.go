@@ -182,6 +182,12 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 			return <-done
 		}
 	}
+	// The webhooks first: a configuration a previous run left points at its port, and the
+	// Federation's own webhook would refuse the create below on a dead address.
+	if err := installDevWebhooks(ctx, env.Config, o, webhookCA); err != nil {
+		stopManager()
+		return errors.Join(fmt.Errorf("install the admission webhooks: %w", err), <-done)
+	}
 	created, err := o.devFederation(ctx, env.Config, say)
 	if err != nil {
 		stopManager()
@@ -189,10 +195,6 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	}
 	if created {
 		say("federation     created %s/%s with the embedded log in %s", devFederation.Namespace, devFederation.Name, o.manager.LogDir)
-	}
-	if err := installDevWebhooks(ctx, env.Config, o, webhookCA); err != nil {
-		stopManager()
-		return errors.Join(fmt.Errorf("install the admission webhooks: %w", err), <-done)
 	}
 	chainURL, stopChain := startDevChain(ctx, o, say)
 	defer func() {

@@ -1,13 +1,16 @@
 package federation
 
 import (
+	"context"
 	"crypto/ed25519"
 	"fmt"
 	"strconv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -112,4 +115,33 @@ func HeadFor(s *fv1.Submission) *fv1.SubmissionHead {
 	at, _ := AcceptedAt(s)
 	return &fv1.SubmissionHead{Submission: s.Name, LastSeq: s.Spec.LastSeq, LastHMACHash: s.Spec.LastHMACHash,
 		EntryCount: s.Spec.EntryCount, ChainSignature: s.Spec.ChainSignature, UID: string(s.UID), AcceptedAt: metav1.NewTime(at)}
+}
+
+// Head returns op's head as a reader finds it through names, without listing: from the
+// head op's status records (recorded a moment after the verdicts that move it) it
+// follows the accepted Submissions named after the next seq (SubmissionName), reading
+// one a step from c, until there is none; from seq 1 when status records none. nil when
+// op has accepted nothing. HeadOf, which lists, is what a verdict is checked against.
+func Head(ctx context.Context, c client.Reader, op *fv1.FederationOperator) (*fv1.SubmissionHead, error) {
+	var head *fv1.SubmissionHead
+	next := int64(1)
+	if op.Status.Head != nil {
+		h := *op.Status.Head
+		head, next = &h, h.LastSeq+1
+	}
+	for {
+		var s fv1.Submission
+		err := c.Get(ctx, client.ObjectKey{Namespace: op.Namespace, Name: SubmissionName(op.Status.OperatorID, next)}, &s,
+			client.UnsafeDisableDeepCopy)
+		if apierrors.IsNotFound(err) {
+			return head, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s.Spec.OperatorID != op.Status.OperatorID || !IsAccepted(&s) {
+			return head, nil
+		}
+		head, next = HeadFor(&s), s.Spec.LastSeq+1
+	}
 }

@@ -16,7 +16,8 @@
 //
 // A refusal is an *APIError carrying the server's status, error code, message, extra
 // fields and Retry-After; IsCode tests for a code. Answers 429 and 503 are retried with
-// exponential backoff, honouring Retry-After; a GET is also retried after a transport
+// exponential backoff, honouring Retry-After (one longer than MaxBackoff is returned at
+// once rather than waited for); a GET is also retried after a transport
 // failure; no other answer is retried, and a POST never after a transport failure
 // (the server may have acted on it).
 //

@@ -101,7 +101,12 @@ func describeBody(contentType string, body []byte) string {
 	return fmt.Sprintf("error body is not the federation API's JSON error (%s): %q", contentType, text)
 }
 
-// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.
+// maxRetryAfter caps the Retry-After the client reads: a day, far past any wait it makes
+// (MaxBackoff), and far from overflowing a Duration.
+const maxRetryAfter = 24 * time.Hour
+
+// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date, at most
+// maxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -111,13 +116,13 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs <= 0 {
 			return 0
 		}
-		if secs > int64(MaxBackoff/time.Second) {
-			return MaxBackoff
+		if secs > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(secs) * time.Second
 	}
 	if at, err := http.ParseTime(v); err == nil && at.After(now) {
-		return min(at.Sub(now), MaxBackoff)
+		return min(at.Sub(now), maxRetryAfter)
 	}
 	return 0
 }

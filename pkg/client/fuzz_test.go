@@ -74,7 +74,7 @@ func FuzzAnswers(f *testing.F) {
 		if !errors.As(err, &ae) || ae.Status != int(status) || StatusOf(err) != int(status) {
 			t.Fatalf("a %d answer gave %v, want an APIError of that status", status, err)
 		}
-		if ae.RetryAfter < 0 || ae.RetryAfter > MaxBackoff {
+		if ae.RetryAfter < 0 || ae.RetryAfter > maxRetryAfter {
 			t.Fatalf("Retry-After %q gave a wait of %v", retryAfter, ae.RetryAfter)
 		}
 		var shape struct {

@@ -97,12 +97,18 @@ func TestRetry503UpToMax(t *testing.T) {
 	}
 }
 
-// TestRetryAfterForms checks Retry-After in seconds and as an HTTP date, and its cap.
+// TestRetryAfterForms checks Retry-After in seconds and as an HTTP date, and that one
+// past MaxBackoff is answered at once, not waited for.
 func TestRetryAfterForms(t *testing.T) {
 	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	f := newFake(t, testKey(1), testID(1), failThen(1, http.StatusTooManyRequests, "registration_rate_limited", "3600", map[string]any{}))
+	var longWaits []time.Duration
+	c := newTestClient(t, f, testKey(1), testID(1), &longWaits, WithClock(func() time.Time { return now }))
+	if _, err := c.Status(context.Background()); !IsCode(err, "registration_rate_limited") || len(longWaits) != 0 || f.total() != 1 {
+		t.Errorf("Retry-After an hour: error %v after %d requests and waits %v, want the 429 at once", err, f.total(), longWaits)
+	}
 	for header, want := range map[string]time.Duration{
-		"3":      3 * time.Second,
-		"100000": MaxBackoff,
+		"3": 3 * time.Second,
 		now.Add(5 * time.Second).Format(http.TimeFormat): 5 * time.Second,
 		"soon": 10 * time.Millisecond, // unreadable: the client's own backoff
 		"-4":   10 * time.Millisecond,

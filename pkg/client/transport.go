@@ -59,8 +59,8 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 }
 
 // send sends req until it gets an answer it does not retry, and returns a 2xx answer's
-// body or the error. Answers 429 and 503 are retried, and transport failures of a GET;
-// each attempt gets a fresh token.
+// body or the error. Answers 429 and 503 are retried, unless their Retry-After asks for
+// more than MaxBackoff, and transport failures of a GET; each attempt gets a fresh token.
 func (c *Client) send(ctx context.Context, req request) ([]byte, error) {
 	if err := c.checkAuth(req.auth); err != nil {
 		return nil, err
@@ -72,7 +72,9 @@ func (c *Client) send(ctx context.Context, req request) ([]byte, error) {
 			return body, nil
 		}
 		last = err
-		if !retry || attempt >= c.maxAttempts {
+		// A server that asks for a longer wait than the client would ever make (a
+		// registration limit an hour long) gets its answer passed on at once.
+		if !retry || attempt >= c.maxAttempts || retryAfter > MaxBackoff {
 			return nil, last
 		}
 		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil {

@@ -48,10 +48,12 @@ func freeAddresses(t *testing.T, n int) []string { return testcluster.FreeAddres
 
 // devProcess is a running `cairn dev`.
 type devProcess struct {
-	cmd    *exec.Cmd
-	stdout *bufio.Scanner
-	stderr *lockedBuffer
-	seen   []string
+	// federationAddr is where the federation API listens.
+	federationAddr string
+	cmd            *exec.Cmd
+	stdout         *bufio.Scanner
+	stderr         *lockedBuffer
+	seen           []string
 }
 
 // lockedBuffer collects a process's log while it runs.
@@ -93,7 +95,7 @@ func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ..
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &devProcess{cmd: cmd, stdout: bufio.NewScanner(out), stderr: stderr}
+	p := &devProcess{federationAddr: addrs[2], cmd: cmd, stdout: bufio.NewScanner(out), stderr: stderr}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if !p.waitFor(until) {
 		_ = cmd.Wait()
