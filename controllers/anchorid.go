@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
 // This file names anchors: anchor-YYYYMMDD-NNN, in the order they are made.

@@ -31,8 +31,8 @@ func BenchmarkFederationFanOut(b *testing.B) {
 	RegisterTestingT(b) // the operator fixtures assert with Gomega
 	c, _ := benchNamespace(b)
 	ctx := context.Background()
-	startManager(b, func(ctx context.Context, mgr ctrl.Manager) error {
-		return (&FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bench")}).SetupWithManager(ctx, mgr)
+	startManager(b, func(_ context.Context, mgr ctrl.Manager) error {
+		return (&FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bench")}).SetupWithManager(mgr)
 	})
 	for range b.N {
 		_, ns := benchNamespace(b)

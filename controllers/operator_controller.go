@@ -254,7 +254,7 @@ func (r *FederationOperatorReconciler) setConditions(fo *fv1.FederationOperator,
 // when an operator changes, the others indexed under its keys are reconciled too (a
 // rejected duplicate may become the holder when the first is deleted). A Federation's
 // change reconciles only the operators whose suspension or approval it changed.
-func (r *FederationOperatorReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+func (r *FederationOperatorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&fv1.FederationOperator{}).
 		Watches(&fv1.FederationOperator{}, handler.EnqueueRequestsFromMapFunc(r.sameKey)).

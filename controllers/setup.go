@@ -65,7 +65,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	ledger := &federation.Ledger{Trust: trust}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
 		Logs: logs, clock: now}
-	if err := operators.SetupWithManager(ctx, mgr); err != nil {
+	if err := operators.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federationoperator controller: %w", err)
 	}
 	submissions := &SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("submission-controller"),

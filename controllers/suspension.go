@@ -85,16 +85,3 @@ func suspensionRecord(federation, id string, rec *fv1.SuspensionRecord) protocol
 	}
 	return out
 }
-
-// withoutSuspended returns the submissions of pending whose operators fed does not
-// suspend: a suspended operator's pending submissions wait, unanchored, for its
-// resumption.
-func withoutSuspended(fed *fv1.Federation, pending []fv1.Submission) []fv1.Submission {
-	out := make([]fv1.Submission, 0, len(pending))
-	for i := range pending {
-		if _, sources := fed.Suspension(pending[i].Spec.OperatorID); len(sources) == 0 {
-			out = append(out, pending[i])
-		}
-	}
-	return out
-}
