@@ -206,23 +206,7 @@ func BenchmarkSubmissionsReconciled(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		_, ns := benchNamespace(b)
-		ops := make([]testOperator, n)
-		createAll(b, c, n, func(i int) client.Object {
-			seed := sha256.Sum256(fmt.Appendf(nil, "bench operator %d", i))
-			ops[i] = testOperator{key: ed25519.NewKeyFromSeed(seed[:]), org: fmt.Sprintf("Bench Org %d", i)}
-			return ops[i].object(ns, fmt.Sprintf("op-%d", i))
-		}, nil)
-		waitAll(b, func() (int, error) {
-			var list fv1.FederationOperatorList
-			err := c.List(ctx, &list, client.InNamespace(ns))
-			done := 0
-			for _, o := range list.Items {
-				if o.Status.Phase == fv1.PhaseActive {
-					done++
-				}
-			}
-			return done, err
-		}, n)
+		ops := registerAll(b, c, ns, n, "bench")
 		subs := make([]client.Object, n)
 		for i, op := range ops {
 			subs[i] = op.submission(ns, fmt.Sprintf("sub-%d", i), op.next(0, 10))
@@ -262,4 +246,28 @@ func waitAll(b *testing.B, count func() (int, error), n int) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// registerAll creates n FederationOperators in ns, named op-<i>, with keys seeded from
+// label, and waits until every one is Active.
+func registerAll(b *testing.B, c client.Client, ns string, n int, label string) []testOperator {
+	b.Helper()
+	ops := make([]testOperator, n)
+	createAll(b, c, n, func(i int) client.Object {
+		seed := sha256.Sum256(fmt.Appendf(nil, "%s operator %d", label, i))
+		ops[i] = testOperator{key: ed25519.NewKeyFromSeed(seed[:]), org: fmt.Sprintf("%s org %d", label, i)}
+		return ops[i].object(ns, fmt.Sprintf("op-%d", i))
+	}, nil)
+	waitAll(b, func() (int, error) {
+		var list fv1.FederationOperatorList
+		err := c.List(context.Background(), &list, client.InNamespace(ns))
+		active := 0
+		for _, o := range list.Items {
+			if o.Status.Phase == fv1.PhaseActive {
+				active++
+			}
+		}
+		return active, err
+	}, n)
+	return ops
 }

@@ -2,9 +2,6 @@ package controllers
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/sha256"
-	"fmt"
 	"testing"
 	"time"
 
@@ -44,23 +41,7 @@ func BenchmarkFederationFanOut(b *testing.B) {
 		if err := c.Create(ctx, fed); err != nil {
 			b.Fatal(err)
 		}
-		ops := make([]testOperator, n)
-		createAll(b, c, n, func(i int) client.Object {
-			seed := sha256.Sum256(fmt.Appendf(nil, "fan-out operator %d", i))
-			ops[i] = testOperator{key: ed25519.NewKeyFromSeed(seed[:]), org: fmt.Sprintf("Fan-out Org %d", i)}
-			return ops[i].object(ns, fmt.Sprintf("op-%d", i))
-		}, nil)
-		waitAll(b, func() (int, error) {
-			var list fv1.FederationOperatorList
-			err := c.List(ctx, &list, client.InNamespace(ns))
-			active := 0
-			for _, fo := range list.Items {
-				if fo.Status.Phase == fv1.PhaseActive {
-					active++
-				}
-			}
-			return active, err
-		}, n)
+		ops := registerAll(b, c, ns, n, "fan-out")
 		settled := quiet(b)
 
 		changeFed := func(change func(*fv1.Federation), status bool) {

@@ -12,7 +12,7 @@
 //   - verdicts: what a Submission records of an export and whether it is accepted
 //     (verdict.go, submission_api.go);
 //   - keys and Secrets: the federation's signing key, admin token, challenge key and log
-//     key (secrets.go, admin_token.go);
+//     key (secrets.go, admin.go);
 //   - identity: who holds an operator key, and key rotation (identity.go);
 //   - anchor requests, log snapshots, and the labels and lookups both halves share
 //     (anchorrequest.go, snapshots.go, records.go).

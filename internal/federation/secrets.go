@@ -3,7 +3,6 @@ package federation
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -51,32 +50,6 @@ func SecretSigningKey(s *corev1.Secret) (ed25519.PrivateKey, error) {
 	key, err := protocol.ParsePrivateKeyPEM(s.Data[SigningKeySecretKey])
 	if err != nil {
 		return nil, fmt.Errorf("secret %s, key %s: %w", s.Name, SigningKeySecretKey, err)
-	}
-	return key, nil
-}
-
-// AdminSecretName is the name of fed's admin Secret, which holds its admin token and
-// challenge key: spec.adminTokenSecretRef, or "<federation>-admin".
-func AdminSecretName(fed *fv1.Federation) string {
-	return SecretName(fed, fed.Spec.AdminTokenSecretRef, "admin")
-}
-
-// ChallengeKey returns the MAC key of fed's registration challenges: the 32 bytes whose
-// hex is ChallengeKeySecretKey in fed's admin Secret (AdminSecretName), read from from.
-// It never creates the Secret (the Federation controller does on its first reconcile): a
-// missing one is ErrNoAdminSecret, and a Secret without a 64-hex key is an error.
-func ChallengeKey(ctx context.Context, from client.Reader, fed *fv1.Federation) ([]byte, error) {
-	var s corev1.Secret
-	err := from.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: AdminSecretName(fed)}, &s)
-	if apierrors.IsNotFound(err) {
-		return nil, ErrNoAdminSecret
-	}
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(string(s.Data[ChallengeKeySecretKey]))
-	if err != nil || len(key) != 32 {
-		return nil, fmt.Errorf("secret %s, key %s: not 64 hex characters", s.Name, ChallengeKeySecretKey)
 	}
 	return key, nil
 }
