@@ -128,6 +128,11 @@ the demo's. --fresh deletes the cluster state, the embedded log and the demo's s
 func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	say := func(format string, args ...any) { _, _ = fmt.Fprintf(out, "cairn dev: "+format+"\n", args...) }
 
+	release, err := lockDevDir(o.env.Dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if o.env.Fresh {
 		if err := o.startOver(); err != nil {
 			return err

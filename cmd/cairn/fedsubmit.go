@@ -183,6 +183,10 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 // each accepted one continues the last.
 func lastAcceptedSeq(ctx context.Context, c *client.Client, id string) (int64, error) {
 	sum, err := c.Operator(ctx, id, client.PageOptions{Limit: 100})
+	if client.IsCode(err, "operator_not_found") {
+		return 0, fmt.Errorf("%w\nthe federation lists no operator %s: a registration waits there until its administrators approve it, "+
+			"if the federation approves registrations; try again once they have", err, id)
+	}
 	if err != nil {
 		return 0, err
 	}

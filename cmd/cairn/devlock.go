@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// devLockFile is the file in the state directory that one `cairn dev` holds locked for as
+// long as it runs.
+const devLockFile = "dev.lock"
+
+// lockDevDir takes the lock of the state directory dir, making it when absent, and
+// returns the function that releases it. Two control planes on one etcd data directory
+// would fight over it (the second waited on etcd, printing stack traces): a second
+// `cairn dev` in the same directory says so at once, naming the first's pid.
+func lockDevDir(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, devLockFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		pid, _ := os.ReadFile(path)
+		return nil, fmt.Errorf("another cairn dev (pid %s) runs in %s: stop it with Ctrl-C, or give this one another --dir",
+			strings.TrimSpace(string(pid)), dir)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() { _ = f.Close() }, nil
+}
