@@ -72,12 +72,14 @@ func (r *FederationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, &fed); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := fed.Status.DeepCopy()
+	base := fed.DeepCopy()
 	var evs []federationEvent
 	result, err := r.sync(ctx, &fed, &evs)
 	fed.Status.ObservedGeneration = fed.Generation
-	if !equality.Semantic.DeepEqual(before, &fed.Status) {
-		if werr := r.Status().Update(ctx, &fed); werr != nil {
+	if !equality.Semantic.DeepEqual(&base.Status, &fed.Status) {
+		// A merge patch of what this reconcile changed: the API writes the status's
+		// apiSuspensions and apiApprovals, which this controller only reads.
+		if werr := r.Status().Patch(ctx, &fed, client.MergeFrom(base)); werr != nil {
 			return result, errors.Join(err, werr)
 		}
 	}

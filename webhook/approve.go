@@ -120,6 +120,7 @@ func (s *Server) approve(ctx context.Context, id fv1.OperatorID, note string) er
 		if err := s.apiReader.Get(ctx, s.federation, &fed); err != nil {
 			return err
 		}
+		base := fed.DeepCopy()
 		if slices.ContainsFunc(fed.Status.APIApprovals, func(a fv1.APIApproval) bool { return a.OperatorID == id }) {
 			return nil
 		}
@@ -140,7 +141,7 @@ func (s *Server) approve(ctx context.Context, id fv1.OperatorID, note string) er
 		kept = append(kept, fv1.APIApproval{OperatorApproval: fv1.OperatorApproval{OperatorID: id, Note: note},
 			ApprovedAt: metav1.NewTime(s.now())})
 		fed.Status.APIApprovals = kept
-		return s.client.Status().Update(ctx, &fed)
+		return s.patchFederationStatus(ctx, base, &fed)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
@@ -108,12 +109,13 @@ func (s *Server) suspend(ctx context.Context, id fv1.OperatorID, reason string) 
 		if err := s.apiReader.Get(ctx, s.federation, &fed); err != nil {
 			return err
 		}
+		base := fed.DeepCopy()
 		if slices.ContainsFunc(fed.Status.APISuspensions, func(a fv1.APISuspension) bool { return a.OperatorID == id }) {
 			return nil
 		}
 		fed.Status.APISuspensions = append(fed.Status.APISuspensions, fv1.APISuspension{
 			OperatorSuspension: fv1.OperatorSuspension{OperatorID: id, Reason: reason}, SuspendedAt: metav1.NewTime(s.now())})
-		return s.client.Status().Update(ctx, &fed)
+		return s.patchFederationStatus(ctx, base, &fed)
 	})
 }
 
@@ -126,6 +128,7 @@ func (s *Server) resume(ctx context.Context, id fv1.OperatorID) error {
 		if err := s.apiReader.Get(ctx, s.federation, &fed); err != nil {
 			return err
 		}
+		base := fed.DeepCopy()
 		i := slices.IndexFunc(fed.Status.APISuspensions, func(a fv1.APISuspension) bool { return a.OperatorID == id })
 		if i < 0 {
 			if _, sources := fed.Suspension(id); len(sources) > 0 {
@@ -137,7 +140,7 @@ func (s *Server) resume(ctx context.Context, id fv1.OperatorID) error {
 				message: "operator " + string(id) + " is not suspended", extra: map[string]any{"operator_id": string(id)}}
 		}
 		fed.Status.APISuspensions = slices.Delete(fed.Status.APISuspensions, i, i+1)
-		return s.client.Status().Update(ctx, &fed)
+		return s.patchFederationStatus(ctx, base, &fed)
 	})
 }
 
@@ -237,4 +240,12 @@ func shownPhase(fed *fv1.Federation, fo *fv1.FederationOperator) string {
 		return string(fv1.PhaseSuspended)
 	}
 	return string(fv1.PhaseActive)
+}
+
+// patchFederationStatus writes what the API changed in fed's status since base (its
+// apiSuspensions or apiApprovals, the API's part of that status; the Federation
+// controller writes the rest) as a merge patch, failing with a conflict when fed changed
+// since base was read, so that two API calls never undo each other.
+func (s *Server) patchFederationStatus(ctx context.Context, base, fed *fv1.Federation) error {
+	return s.client.Status().Patch(ctx, fed, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }

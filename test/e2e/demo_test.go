@@ -145,7 +145,7 @@ func devDemo(ctx context.Context, t *testing.T, work string, flags ...string) (i
 	t.Helper()
 	addrs := freeAddresses(t, 4)
 	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev", "--demo", "--assets", assetsDir(t),
-		"--health-probe-bind-address", addrs[0], "--metrics-bind-address", addrs[1],
+		"--health-probe-bind-address", addrs[0], "--metrics-bind-address", "0",
 		"--federation-bind-address", addrs[2], "--serve-addr", addrs[3]}, flags...)...)
 	cmd.Dir = work
 	raw, err := cmd.CombinedOutput()

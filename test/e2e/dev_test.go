@@ -82,7 +82,7 @@ func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ..
 	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
-		"--metrics-bind-address", addrs[1],
+		"--metrics-bind-address", "0", // no test reads it: one port fewer to race other processes for
 		"--federation-bind-address", addrs[2],
 		"--serve-addr", addrs[3]}, extra...)...)
 	cmd.Dir = workDir
