@@ -46,8 +46,10 @@ func TestSmallLoad(t *testing.T) {
 		t.Fatalf("%d anchors in a simulated day anchored every 6h, want at least 4", v.anchors)
 	case v.receiptsVerified < 4:
 		t.Fatalf("%d receipts verified, want at least one for each of the 4 sampled operators", v.receiptsVerified)
-	case res.chain == nil || res.chain.spans < 20000 || len(res.chain.reads) == 0:
-		t.Fatalf("the chain service sealed %v spans and answered some reads, want 20000 and some", res.chain)
+	case res.chain == nil || res.chain.spans < spansPerRequest || res.chain.spans > 20000+spansPerRequest || len(res.chain.reads) == 0:
+		// The chain service seals until the simulated day ends or its cap is reached,
+		// whichever is first: how far it got depends on the host, not on the code.
+		t.Fatalf("the chain service sealed %v, want at least one batch, at most the cap (to a whole batch), and some reads", res.chain)
 	}
 }
 
