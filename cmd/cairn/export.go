@@ -28,7 +28,11 @@ func newExportCommand() *cobra.Command {
 		Long: `Write a signed cairn-chain-v2 export (see docs/PROTOCOL.md) of the whole chain, of
 --range FROM:TO, or of everything after --after-seq N (the segment after the last federation
 submission). The export is streamed; the file appears only once it is complete. The HMAC
-secret is required (it signs chain_signature).`,
+secret is required (it signs chain_signature).
+
+A chain imported from BIJOTEL carries its imported rows only behind its bridge record
+(entry 1): a window that starts after seq 1 but holds imported rows is refused, since no
+verifier would take it; export from seq 1, after the imported rows, or --header-only.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := parseRange(window)
@@ -198,10 +202,29 @@ func printExportReport(w io.Writer, report *protocol.ExportReport) error {
 		verdict, h.FirstSeq, h.LastSeq, carried, hmacs, report.ChainSignatureChecked, report.KeyTrusted); err != nil {
 		return err
 	}
+	if im := report.Import; im != nil {
+		if _, err := fmt.Fprintln(w, importLine(im)); err != nil {
+			return err
+		}
+	}
 	if len(report.Unauthenticated) == 0 {
 		return nil
 	}
 	_, err := fmt.Fprintf(w, "authenticated: %s (by the secret)\nnot authenticated: %s (nothing checked them: give --public-key to check the signature that covers them)\n",
 		strings.Join(report.Authenticated, ", "), strings.Join(report.Unauthenticated, ", "))
 	return err
+}
+
+// importLine says what verify-export checked of the entries the chain imported from
+// BIJOTEL behind its bridge record (docs/PROTOCOL.md §2).
+func importLine(im *protocol.ImportReport) string {
+	b := im.Bridge
+	line := fmt.Sprintf("imported: entries %d..%d are BIJOTEL rows %d..%d behind the bridge record; ", b.FirstSeq, b.LastSeq, b.LegacyFirstSeq, b.LegacyLastSeq)
+	switch {
+	case !im.ColumnsChecked:
+		return line + "their columns were not checked (the export does not hold them all)"
+	case im.LegacyHMACsRederived:
+		return line + "their columns match legacy_rows_sha256, and the secret re-derives the legacy chain"
+	}
+	return line + "their columns match legacy_rows_sha256; the legacy export (legacy_export_sha256 " + b.LegacyExportSHA256 + ") proves the legacy chain"
 }

@@ -86,7 +86,8 @@ func (s *Server) exportRoutes(c *components) group {
 		{method: http.MethodPost, path: "/api/export", handler: http.HandlerFunc(s.export), op: operation{
 			id: "exportChain", summary: "Export the chain",
 			description: "Streams a signed cairn-chain-v2 export of the chain or a window of it, as a file download, signed with the server's key. " +
-				"Every entry is verified on the way; a chain that does not verify is refused with 409 chain_invalid. 409 no_signing_key: the server was started without a signing key.",
+				"Every entry is verified on the way; a chain that does not verify is refused with 409 chain_invalid. 409 no_signing_key: the server was started without a signing key. " +
+				"400 bad_parameter: the window starts after seq 1 but holds entries imported from BIJOTEL, whose bridge record (entry 1) it could not show; export from seq 1, or header-only.",
 			body: jsonBody("What to export; an empty body exports the whole chain.", false, req),
 			responses: []response{{status: http.StatusOK, description: "The export, as an attachment.", contentType: "application/json",
 				schema:  &schema{Type: "object", Description: "a cairn-chain-v2 export (docs/PROTOCOL.md)"},
@@ -143,6 +144,8 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		// sees a broken transfer rather than a file that merely ends early.
 		s.log.ErrorContext(r.Context(), "Export failed after it started", "firstSeq", from, "lastSeq", to, "err", err)
 		panic(http.ErrAbortHandler)
+	case errors.Is(err, store.ErrImportedWindow):
+		writeError(w, http.StatusBadRequest, codeBadParameter, err.Error())
 	case errors.As(err, &ee):
 		writeError(w, http.StatusConflict, codeChainInvalid, "the chain does not verify, so it is not exported: "+err.Error())
 	case errors.Is(err, store.ErrNoSecret):

@@ -65,6 +65,10 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (*prot
 	if err != nil {
 		return nil, err
 	}
+	if bridge != nil && from > 1 && from <= bridge.LastSeq && !o.HeaderOnly {
+		return nil, fmt.Errorf("export %d-%d: %w: entries %d-%d were imported from BIJOTEL; export from seq 1, or header-only",
+			from, to, ErrImportedWindow, bridge.FirstSeq, bridge.LastSeq)
+	}
 	imports := newImportCheck(bridge, from, nil)
 	progress := newProgress(o.Progress, to-from+1)
 	var written int64

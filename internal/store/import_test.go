@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/bijotel/bijoteltest"
@@ -200,4 +201,62 @@ func TestTamperedBridgeFailsEveryWindow(t *testing.T) {
 		_, err := s.Verify(t.Context(), VerifyOptions{Full: true, From: from})
 		wantEntryError(t, err, 1, protocol.ReasonBodyHash)
 	}
+}
+
+// An export carries imported entries only behind their bridge record: a window that starts
+// inside the import is refused before anything is written (the export verifier would
+// refuse its imported entries), while a window after the import, a header-only window and
+// the whole chain export and verify.
+func TestExportWindowKeepsImportsBehindTheirBridge(t *testing.T) {
+	s, _ := newStore(t)
+	importInto(t, s, newLegacyImport(testSecret, 10))
+	seal(t, s, 5, 5)
+	pub := testKey.Public().(ed25519.PublicKey)
+	for _, c := range []struct {
+		from, to   int64
+		headerOnly bool
+		refused    bool
+	}{
+		{1, 16, false, false}, {1, 4, false, false}, {3, 16, false, true}, {11, 16, false, true},
+		{12, 16, false, false}, {3, 16, true, false},
+	} {
+		var out bytes.Buffer
+		_, err := s.Export(t.Context(), &out, ExportOptions{From: c.from, To: c.to, Key: testKey, ExportedAt: testTime, HeaderOnly: c.headerOnly})
+		if c.refused {
+			if !errors.Is(err, ErrImportedWindow) || out.Len() != 0 {
+				t.Errorf("window %d-%d: %v, %d bytes written; want ErrImportedWindow and nothing", c.from, c.to, err, out.Len())
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("window %d-%d: %v", c.from, c.to, err)
+		}
+		if _, err := protocol.VerifyExport(&out, protocol.VerifyOptions{Secret: testSecret, PublicKey: pub}); err != nil {
+			t.Errorf("window %d-%d (header only %t) does not verify: %v", c.from, c.to, c.headerOnly, err)
+		}
+	}
+}
+
+// An entry 1 named as a bridge but not one (here its trace_id is not taken from its
+// legacy_rows_sha256), sealed by the secret's holder, fails bridge_mismatch at seq 1 in
+// every window and in export: the verdict the export verifier reaches for the same entry,
+// from the same code (protocol.ImportCheck). It was malformed_entry here, and the export
+// verifier took it.
+func TestForgedBridgeFailsAsTheExportVerifierSays(t *testing.T) {
+	s, path := newStore(t)
+	l := newLegacyImport(testSecret, 10)
+	importInto(t, s, l)
+	body := l.bridge.Body(testTime)
+	body.TraceID = strings.Repeat("1", 32)
+	forged, err := protocol.NewEntry(testSecret, 1, protocol.GenesisPrevHash, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeEntry(t, rawDB(t, path), 1, forged)
+	for _, from := range []int64{0, 5} {
+		_, err := s.Verify(t.Context(), VerifyOptions{Full: true, From: from})
+		wantEntryError(t, err, 1, protocol.ReasonBridge)
+	}
+	_, err = s.Export(t.Context(), &bytes.Buffer{}, ExportOptions{Key: testKey})
+	wantEntryError(t, err, 1, protocol.ReasonBridge)
 }

@@ -78,7 +78,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 		return report, err
 	}
 	imports := newImportCheck(bridge, from, s.secret)
-	report.Import = imports.report
+	report.Import = imports.Report()
 	total := to - from + 1
 	if !o.Full {
 		total = min(total, 2) // the window's first and last entries
@@ -113,7 +113,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 }
 
 // smoke checks the window's first and last entries, each with the link to its predecessor.
-func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *VerifyReport, imports *importCheck) error {
+func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *VerifyReport, imports importCheck) error {
 	c := protocol.NewEntryChecker(s.newMAC())
 	ends := []int64{from, to}
 	if from == to {

@@ -143,6 +143,10 @@ func (r *Rekor) decodeEntry(ctx context.Context, resp *http.Response, want []byt
 	}
 	for uuid, b := range entries {
 		b.UUID = uuid
+		if b.Verification.InclusionProof.Hashes == nil {
+			// A receipt's bundle writes an empty proof as [], never null (docs/PROTOCOL.md §8).
+			b.Verification.InclusionProof.Hashes = []string{}
+		}
 		body, err := r.Verify(ctx, &b)
 		if err != nil {
 			return nil, fmt.Errorf("rekor entry %s: %w", uuid, err)

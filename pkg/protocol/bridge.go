@@ -66,18 +66,47 @@ func (b *Bridge) Body(at time.Time) SpanBody {
 	}
 }
 
-// ParseBridge returns the bridge record e holds, or nil when e's body is not named
-// BridgeSpanName. A body of that name that is not a complete, consistent bridge at seq 1
-// is an error wrapping ErrMalformed. e must have passed CheckEntry.
+// ParseBridge returns the bridge record e holds, or nil when e's span_name column is not
+// BridgeSpanName. A record of that name that is not a bridge at seq 1 as docs/PROTOCOL.md
+// §2 states it is an error wrapping ErrMalformed: its body must be a span body named
+// BridgeSpanName, of kind "internal", status "OK" with an empty description, that starts
+// and ends at one time, whose trace_id and span_id are the first 32 and next 16 hex digits
+// of legacy_rows_sha256, and whose attributes are exactly the eleven of the table, of
+// their types, agreeing with each other. e must have passed CheckEntry.
 func ParseBridge(e *Entry) (*Bridge, error) {
 	if e.SpanName != BridgeSpanName {
 		return nil, nil
 	}
-	var body struct {
-		Attributes map[string]json.RawMessage `json:"attributes"`
-	}
-	if err := json.Unmarshal(e.CanonicalBody, &body); err != nil {
+	b, err := parseBridge(e)
+	if err != nil {
 		return nil, fmt.Errorf("%w: bridge record: %w", ErrMalformed, err)
+	}
+	return b, nil
+}
+
+// bridgeBody is the part of a bridge record's body that parseBridge reads; string members
+// are pointers so that a missing one is told from an empty one.
+type bridgeBody struct {
+	Name              *string                    `json:"name"`
+	Kind              *string                    `json:"kind"`
+	StatusCode        *string                    `json:"status_code"`
+	StatusDescription *string                    `json:"status_description"`
+	StartTimeNS       *string                    `json:"start_time_ns"`
+	EndTimeNS         *string                    `json:"end_time_ns"`
+	TraceID           *string                    `json:"trace_id"`
+	SpanID            *string                    `json:"span_id"`
+	Attributes        map[string]json.RawMessage `json:"attributes"`
+}
+
+// bridgeAttributes is how many attributes a bridge record has: those Body writes.
+const bridgeAttributes = 11
+
+// parseBridge is ParseBridge for an entry named BridgeSpanName, with errors that wrap no
+// sentinel.
+func parseBridge(e *Entry) (*Bridge, error) {
+	var body bridgeBody
+	if err := json.Unmarshal(e.CanonicalBody, &body); err != nil {
+		return nil, err
 	}
 	var b Bridge
 	var source string
@@ -94,16 +123,50 @@ func ParseBridge(e *Entry) (*Bridge, error) {
 	for _, f := range fields {
 		raw, ok := body.Attributes[bridgeAttr+f.name]
 		if !ok {
-			return nil, fmt.Errorf("%w: bridge record has no %s%s", ErrMalformed, bridgeAttr, f.name)
+			return nil, fmt.Errorf("no attribute %s%s", bridgeAttr, f.name)
 		}
 		if err := json.Unmarshal(raw, f.dst); err != nil {
-			return nil, fmt.Errorf("%w: bridge record: %s%s: %w", ErrMalformed, bridgeAttr, f.name, err)
+			return nil, fmt.Errorf("%s%s: %w", bridgeAttr, f.name, err)
 		}
 	}
+	if len(body.Attributes) != bridgeAttributes {
+		return nil, fmt.Errorf("%d attributes, want exactly the %d of a bridge record", len(body.Attributes), bridgeAttributes)
+	}
 	if err := b.check(e.Seq, source); err != nil {
-		return nil, fmt.Errorf("%w: bridge record: %w", ErrMalformed, err)
+		return nil, err
+	}
+	if err := body.check(&b); err != nil {
+		return nil, err
 	}
 	return &b, nil
+}
+
+// check reports the first member of a bridge record's body that is not as Body writes it
+// for b.
+func (body *bridgeBody) check(b *Bridge) error {
+	for _, m := range [...]struct {
+		name string
+		got  *string
+		want string
+	}{
+		{"name", body.Name, BridgeSpanName},
+		{"kind", body.Kind, "internal"},
+		{"status_code", body.StatusCode, "OK"},
+		{"status_description", body.StatusDescription, ""},
+		{"trace_id", body.TraceID, b.LegacyRowsSHA256[:32]},
+		{"span_id", body.SpanID, b.LegacyRowsSHA256[32:48]},
+	} {
+		switch {
+		case m.got == nil:
+			return fmt.Errorf("body has no string member %s", m.name)
+		case *m.got != m.want:
+			return fmt.Errorf("body member %s is %s, want %s", m.name, Quote(*m.got), Quote(m.want))
+		}
+	}
+	if body.StartTimeNS == nil || body.EndTimeNS == nil || *body.StartTimeNS != *body.EndTimeNS {
+		return fmt.Errorf("body's start_time_ns and end_time_ns are not one time, the import's")
+	}
+	return nil
 }
 
 // check reports the first thing about a parsed bridge at seq that is not as the rules say.

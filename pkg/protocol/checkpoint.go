@@ -28,6 +28,10 @@ type Checkpoint struct {
 	Root []byte
 }
 
+// maxNoteSignatures bounds a checkpoint's signature lines, as golang.org/x/mod/sumdb/note
+// bounds a note's: the log's and its witnesses'.
+const maxNoteSignatures = 100
+
 // OpenCheckpoint verifies that text is a checkpoint signed by key, and parses it. Both
 // signature forms in use are accepted:
 //
@@ -38,8 +42,12 @@ type Checkpoint struct {
 //
 // The signer name is not checked: the key is what is trusted. Before any signature is
 // checked, the text must have the exact syntax checkNoteSyntax states (LF line ends only,
-// signature lines "— <name> <base64>"); else ErrMalformed. Any failure to verify wraps
-// ErrNotIncluded, and a verified note that is not a checkpoint ErrMalformed.
+// at most 100 signature lines "— <name> <base64>"); else ErrMalformed. Then every
+// signature line whose key hash is key's, in either form, must verify, whatever the order
+// of the lines and however often one repeats, and at least one must be there; lines of
+// other keys (witnesses) are skipped. Any failure to verify wraps ErrNotIncluded, and a
+// verified note that is not a checkpoint (origin, a size of at most 2^53-1 without sign or
+// leading zero, the base64 of a 32-byte root) ErrMalformed.
 func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	verifiers, err := newLogVerifiers(key)
 	if err != nil {
@@ -48,17 +56,17 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	if err := checkNoteSyntax(text); err != nil {
 		return nil, err
 	}
-	n, err := note.Open(text, verifiers)
+	body, err := verifyNote(string(text), verifiers)
 	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint: %w", ErrNotIncluded, err)
+		return nil, err
 	}
-	lines := strings.SplitN(n.Text, "\n", 4)
+	lines := strings.SplitN(body, "\n", 4)
 	if len(lines) < 4 || lines[0] == "" {
 		return nil, fmt.Errorf("%w: checkpoint has fewer than three lines", ErrMalformed)
 	}
 	size, err := strconv.ParseUint(lines[1], 10, 64)
-	if err != nil || (lines[1] != "0" && lines[1][0] == '0') {
-		return nil, fmt.Errorf("%w: checkpoint size %s is not a decimal number", ErrMalformed, Quote(lines[1]))
+	if err != nil || (lines[1] != "0" && lines[1][0] == '0') || size > maxSafeInteger {
+		return nil, fmt.Errorf("%w: checkpoint size %s is not a decimal number of at most 2^53-1", ErrMalformed, Quote(lines[1]))
 	}
 	root, err := base64.StdEncoding.Strict().DecodeString(lines[2])
 	if err != nil || len(root) != sha256.Size {
@@ -67,14 +75,42 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	return &Checkpoint{Origin: lines[0], Size: size, Root: root}, nil
 }
 
+// verifyNote checks the signature lines of a note whose syntax checkNoteSyntax accepted,
+// and returns its text (every line before the empty one, each ended by LF). Every line by
+// the key verifiers knows must verify over the text, and one at least must be there; other
+// lines are skipped. golang.org/x/mod/sumdb/note checks only the first line of each signer
+// name and key hash, so a bad line after a good one passed it and a bad one before failed:
+// the order of the lines decided the verdict.
+func verifyNote(note string, verifiers *logVerifiers) (string, error) {
+	body, sigs, _ := strings.Cut(note, "\n\n")
+	text := body + "\n"
+	verified := 0
+	for _, line := range strings.Split(strings.TrimSuffix(sigs, "\n"), "\n") {
+		name, b64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+		sig, _ := base64.StdEncoding.DecodeString(b64) // checkNoteSyntax decoded it
+		v, err := verifiers.Verifier(name, binary.BigEndian.Uint32(sig[:4]))
+		if err != nil {
+			continue // another key's: a witness
+		}
+		if !v.Verify([]byte(text), sig[4:]) {
+			return "", fmt.Errorf("%w: checkpoint: signature line of %s does not verify under the log key", ErrNotIncluded, Quote(name))
+		}
+		verified++
+	}
+	if verified == 0 {
+		return "", fmt.Errorf("%w: checkpoint: no signature line by the log key", ErrNotIncluded)
+	}
+	return text, nil
+}
+
 // checkNoteSyntax refuses a signed note that is not exactly in the C2SP signed-note
 // syntax: valid UTF-8 without CR or other control characters but LF; a text of at least
-// one line, each ended by LF; one empty line; then one or more signature lines, each
+// one line, each ended by LF; one empty line; then one to 100 signature lines, each
 // exactly "\u2014 " (em dash U+2014, then a space), a name of one or more characters
 // other than space and "+", one space, the canonical padded standard base64 of at least 5
 // bytes (a 4-byte key hash, then the signature), and LF; nothing after the last one.
 // golang.org/x/mod/sumdb/note is more lenient (its base64 decoder skips CR, and it
-// accepts non-canonical padding bits), so this runs first.
+// accepts non-canonical padding bits).
 func checkNoteSyntax(text []byte) error {
 	s := string(text)
 	bad := func(what string) error { return fmt.Errorf("%w: checkpoint: %s", ErrMalformed, what) }
@@ -93,7 +129,11 @@ func checkNoteSyntax(text []byte) error {
 	case sigs == "" || !strings.HasSuffix(sigs, "\n"):
 		return bad("no signature line ended by LF")
 	}
-	for _, line := range strings.Split(strings.TrimSuffix(sigs, "\n"), "\n") {
+	lines := strings.Split(strings.TrimSuffix(sigs, "\n"), "\n")
+	if len(lines) > maxNoteSignatures {
+		return bad(fmt.Sprintf("%d signature lines, at most %d", len(lines), maxNoteSignatures))
+	}
+	for _, line := range lines {
 		rest, ok := strings.CutPrefix(line, "\u2014 ")
 		name, b64, ok2 := strings.Cut(rest, " ")
 		if !ok || !ok2 || name == "" || strings.ContainsAny(name, "+") || strings.ContainsFunc(name, unicode.IsSpace) {

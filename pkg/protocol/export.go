@@ -343,8 +343,10 @@ func readEnvelopeSignature(rd *jsonread.Reader, sig *EnvelopeSignature) error {
 }
 
 // finishHeader checks, once the export object is read, that every header member and the
-// signature were present (seen) and the header's shape, and computes the bytes the
-// envelope signature covers.
+// signature were present (seen), the header's shape and the signature's (see
+// EnvelopeSignature.parse), and computes the bytes the envelope signature covers. Every
+// fault it finds is step 0's malformed (docs/PROTOCOL.md §3), which wins over an entry
+// that failed.
 func finishHeader(sh *SignedHeader, seen map[string]bool) (*SignedHeader, error) {
 	found := 0
 	for _, m := range headerMembers {
@@ -360,6 +362,9 @@ func finishHeader(sh *SignedHeader, seen map[string]bool) (*SignedHeader, error)
 	}
 	if err := sh.Header.checkShape(); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrMalformed, err)
+	}
+	if _, _, err := sh.Signature.parse(); err != nil {
+		return nil, err
 	}
 	var err error
 	if sh.Signed, err = sh.Header.SignedBytes(); err != nil {

@@ -101,8 +101,8 @@ func (x *ExportReader) Next(e *Entry) error {
 }
 
 // Header returns the export's header and signature, once Next has returned io.EOF. It
-// checks that every member is present and the header's shape (see VerifyExport for what
-// is verified).
+// checks that every member is present, the header's shape and the signature object's
+// (algorithm, an Ed25519 key, a 64-byte value; see VerifyExport for what is verified).
 func (x *ExportReader) Header() (*SignedHeader, error) {
 	if x.state != stateDone {
 		return nil, fmt.Errorf("%w: export not read to its end", ErrMalformed)

@@ -58,11 +58,16 @@ type ExportReport struct {
 	// them, though their syntax was checked. Empty exactly when the whole header is
 	// authenticated. Set only when VerifyExport returns no error.
 	Unauthenticated []string
+	// Import says what was checked of the entries the chain imported from the original
+	// product (docs/PROTOCOL.md §2), when the export carries its bridge record at seq 1;
+	// nil otherwise (an export that carries an imported entry without its bridge fails).
+	Import *ImportReport
 }
 
 // Names of the checks in an ExportReport, in the order VerifyExport runs them.
 const (
-	// CheckEntries: every entry's shape, seq, body hash, canonical body, columns and link.
+	// CheckEntries: every entry's shape, seq, body hash, canonical body, columns and link,
+	// and the rules of imported entries (ImportCheck).
 	CheckEntries = "entries"
 	// CheckHMACs: every entry's hmac_hash, recomputed with the secret.
 	CheckHMACs = "hmacs"
@@ -103,10 +108,15 @@ func (r *ExportReport) fail(name string, err error) error {
 	return err
 }
 
-// classify fills Authenticated and Unauthenticated.
-func (r *ExportReport) classify(secret bool) {
+// classify fills Authenticated and Unauthenticated. With the secret alone, entries_root
+// is authenticated only when every column of every entry carried is bound by something
+// the secret covers: a span body's columns by the body, an imported entry's by the bridge
+// record's legacy_rows_sha256, which only a verification that read every imported entry
+// checks (columnsUnbound false).
+func (r *ExportReport) classify(secret, columnsUnbound bool) {
 	for _, m := range HeaderMembers {
-		if r.KeyTrusted || (secret && (secretMembers[m] || (r.Entries > 0 && secretEntryMembers[m]))) {
+		byEntries := r.Entries > 0 && secretEntryMembers[m] && (m != "entries_root" || !columnsUnbound)
+		if r.KeyTrusted || (secret && (secretMembers[m] || byEntries)) {
 			r.Authenticated = append(r.Authenticated, m)
 		} else {
 			r.Unauthenticated = append(r.Unauthenticated, m)
@@ -114,10 +124,14 @@ func (r *ExportReport) classify(secret bool) {
 	}
 }
 
-// VerifyExport reads an export from r as a stream and verifies it. For every entry, in
-// order, it checks the entry's shape, that seq follows the previous one, that SHA-256 of
-// the body equals canonical_hash, that the columns agree with the body, that prev_hash
-// equals the previous entry's hmac_hash, and (with a secret) the entry's HMAC. Then it
+// VerifyExport reads an export from r as a stream and verifies it. It is the one export
+// verifier: cairn verify-export, the chain service's POST /api/export/verify and the
+// federation's submit all call it. For every entry, in order, it checks the entry's
+// shape, that seq follows the previous one, that SHA-256 of the body equals
+// canonical_hash, that the columns agree with the body, that prev_hash equals the
+// previous entry's hmac_hash, (with a secret) the entry's HMAC, and the rules of imported
+// entries (ImportCheck: an imported body only behind the bridge record at seq 1 that
+// imports it, and their columns against the bridge's digest). Then it
 // checks the header against the entries (first and last seq, first_prev_hash,
 // last_hmac_hash, entries_root), chain_signature (with a secret), the envelope signature
 // against the key the envelope names, and that key against opts.PublicKey.
@@ -145,10 +159,11 @@ func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportRepor
 			return nil, fmt.Errorf("trusted key: %w", err)
 		}
 	}
-	v := entryVerifier{tree: newTree(), leafHasher: sha256.New()}
+	v := entryVerifier{tree: newTree(), leafHasher: sha256.New(), imports: NewImportCheck(nil, 1, opts.Secret)}
 	if opts.Secret != nil {
 		v.mac = hmac.New(sha256.New, opts.Secret)
 	}
+	v.checker = NewEntryChecker(v.mac)
 	// The whole export is read before any verdict: a malformed export is malformed
 	// wherever the fault lies, even after an entry that failed (docs/PROTOCOL.md §3).
 	x := newExportReader(r, bufferSize)
@@ -174,12 +189,13 @@ func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportRepor
 		return nil, entryErr
 	}
 	h := &sh.Header
-	report := &ExportReport{Header: h, Envelope: sh, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0}
+	report := &ExportReport{Header: h, Envelope: sh, Entries: v.span.count, HMACsChecked: v.mac != nil && v.span.count > 0,
+		Import: v.imports.Report()}
 	if x.HasEntries() && v.span.count == 0 {
 		return report, report.fail(CheckEntries, &MismatchError{Field: "entries", Want: fmt.Sprintf("%d entries", h.LastSeq-h.FirstSeq+1), Got: "none"})
 	}
 	if v.span.count > 0 {
-		report.pass(CheckEntries, fmt.Sprintf("%d entries", v.span.count))
+		report.pass(CheckEntries, fmt.Sprintf("%d entries", v.span.count)+importDetail(report.Import, v.imports.imported))
 	} else {
 		report.skip(CheckEntries, "header-only export: no entries")
 	}
@@ -226,21 +242,49 @@ func verifyExport(r io.Reader, opts VerifyOptions, bufferSize int) (*ExportRepor
 	default:
 		report.skip(CheckTrustedKey, "no public key: the envelope signature vouches for nothing")
 	}
-	report.classify(opts.Secret != nil)
+	report.classify(opts.Secret != nil, v.imports.columnsUnbound())
 	return report, nil
 }
 
-// verifyEnvelope checks the envelope signature over signed against the key it names and
-// returns that key.
-func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, error) {
+// importDetail says, for the entries check, what was checked of imported entries.
+func importDetail(im *ImportReport, imported int64) string {
+	switch {
+	case im == nil:
+		return ""
+	case imported == 0:
+		return "; entry 1 is a bridge record, and no imported entry is carried"
+	case !im.ColumnsChecked:
+		return fmt.Sprintf("; %d entries imported behind the bridge record, their columns not checked: the export does not hold all of %d..%d", imported, im.Bridge.FirstSeq, im.Bridge.LastSeq)
+	case im.LegacyHMACsRederived:
+		return fmt.Sprintf("; entries %d..%d imported behind the bridge record, their columns checked against legacy_rows_sha256, and the legacy chain re-derived with the secret", im.Bridge.FirstSeq, im.Bridge.LastSeq)
+	}
+	return fmt.Sprintf("; entries %d..%d imported behind the bridge record, their columns checked against legacy_rows_sha256 (the legacy chain is proved by its export, legacy_export_sha256)", im.Bridge.FirstSeq, im.Bridge.LastSeq)
+}
+
+// parse checks the envelope signature's shape: algorithm SignatureAlgorithm, public_key an
+// Ed25519 key in the exact PEM form ParsePublicKeyPEM reads (not of small order), value
+// canonical padded base64 of exactly 64 bytes. Else an error wrapping ErrMalformed: a
+// signature of another length is a fault of shape, never a signature that fails.
+func (sig *EnvelopeSignature) parse() (ed25519.PublicKey, []byte, error) {
 	if sig.Algorithm != SignatureAlgorithm {
-		return nil, fmt.Errorf("%w: signature algorithm %s, want %q", ErrMalformed, Quote(sig.Algorithm), SignatureAlgorithm)
+		return nil, nil, fmt.Errorf("%w: signature algorithm %s, want %q", ErrMalformed, Quote(sig.Algorithm), SignatureAlgorithm)
 	}
 	pub, err := ParsePublicKeyPEM([]byte(sig.PublicKey))
 	if err != nil {
-		return nil, fmt.Errorf("signature public_key: %w", err)
+		return nil, nil, fmt.Errorf("signature public_key: %w", err)
 	}
 	value, err := decodeCanonicalBase64("signature value", sig.Value, ed25519.SignatureSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pub, value, nil
+}
+
+// verifyEnvelope checks the envelope signature over signed against the key it names and
+// returns that key. Its shape was checked at step 0 (finishHeader); it is parsed again
+// here, which costs a few microseconds an export.
+func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, error) {
+	pub, value, err := sig.parse()
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +297,8 @@ func verifyEnvelope(sig *EnvelopeSignature, signed []byte) (ed25519.PublicKey, e
 // entryVerifier checks entries one by one and keeps what the header is checked against.
 type entryVerifier struct {
 	mac        hash.Hash // keyed with the secret; nil without one
+	checker    *EntryChecker
+	imports    *ImportCheck
 	leafHasher hash.Hash
 	tree       *compact.Range
 	leaf       []byte
@@ -264,7 +310,11 @@ func (v *entryVerifier) add(e *Entry) error {
 	if err := v.span.follows(e); err != nil {
 		return err
 	}
-	if err := CheckEntry(e, v.mac); err != nil {
+	kind, err := v.checker.Check(e)
+	if err != nil {
+		return err
+	}
+	if err := v.imports.Check(e, kind); err != nil {
 		return err
 	}
 	v.leaf = appendLeaf(append(v.leaf[:0], rfc6962.RFC6962LeafHashPrefix), e)

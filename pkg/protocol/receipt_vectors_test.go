@@ -95,7 +95,11 @@ func receiptVectors(tb testing.TB) map[string]vector {
 			Expected: map[string]string{"trusted_key": c.trusted, "no_key": c.none},
 		}
 	}
-	for name, c := range loggedReceiptVectors(tb) {
+	logged := loggedReceiptVectors(tb)
+	for name, c := range receiptEdgeVectors(tb) {
+		logged[name] = c
+	}
+	for name, c := range logged {
 		out[name] = vector{
 			Desc:     c.desc,
 			Kind:     "receipt",

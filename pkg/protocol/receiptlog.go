@@ -92,7 +92,8 @@ func VerifyReceiptLog(r *Receipt, opts LogVerifyOptions) error {
 }
 
 // verifyLogLeg decodes r's tlog_entry, which must be exactly a LogBundle's JSON (the
-// member names of the format, each once; signedEntryTimestamp absent rather than empty),
+// member names of the format, each once; signedEntryTimestamp absent rather than empty;
+// hashes an array, [] when the proof is empty, never null),
 // and checks it as VerifyReceiptLog states.
 func verifyLogLeg(r *Receipt, opts LogVerifyOptions, recordKey ed25519.PublicKey) (*LogBundle, error) {
 	dec := json.NewDecoder(bytes.NewReader(r.TLogEntry))
@@ -110,6 +111,9 @@ func verifyLogLeg(r *Receipt, opts LogVerifyOptions, recordKey ed25519.PublicKey
 	}
 	if got, err := canonical.Marshal(&b); err != nil || !bytes.Equal(got, want) {
 		return nil, fmt.Errorf("%w: tlog_entry has members other than a proof bundle's, in another case, repeated or empty", ErrMalformed)
+	}
+	if b.Verification.InclusionProof.Hashes == nil { // null decodes to nil; [] does not
+		return nil, fmt.Errorf("%w: tlog_entry's inclusion proof hashes are null, not an array", ErrMalformed)
 	}
 	if r.TLogLogIndex == nil || *r.TLogLogIndex != b.LogIndex {
 		got := "null"

@@ -73,6 +73,8 @@ func nullableStringMember(m map[string]json.RawMessage, name string) (*string, e
 	return &s, nil
 }
 
+// logIndexMember reads tlog_log_index: null, or an integer from 0 to 2^53-1 (the bundle's
+// logIndex it must equal is in RFC 8785 JSON, whose number rule bounds it so).
 func logIndexMember(m map[string]json.RawMessage) (*int64, error) {
 	v, ok := m["tlog_log_index"]
 	switch {
@@ -82,8 +84,8 @@ func logIndexMember(m map[string]json.RawMessage) (*int64, error) {
 		return nil, nil
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || n < 0 || string(v) == "-0" {
-		return nil, fmt.Errorf("%w: tlog_log_index is neither a non-negative 64-bit integer nor null", ErrMalformed)
+	if err != nil || n < 0 || n > maxSafeInteger || string(v) == "-0" {
+		return nil, fmt.Errorf("%w: tlog_log_index is neither an integer from 0 to 2^53-1 nor null", ErrMalformed)
 	}
 	return &n, nil
 }

@@ -215,6 +215,8 @@ func verdict(err error) string {
 		return "no_trusted_key"
 	case errors.Is(err, ErrNotIncluded):
 		return "not_included"
+	case errors.Is(err, ErrExpired):
+		return "expired"
 	}
 	return "error: " + err.Error()
 }

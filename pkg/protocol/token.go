@@ -19,7 +19,7 @@ const TokenMaxAge = 5 * time.Minute
 // Limits on the shapes ParseToken accepts.
 const (
 	tokenMaxLen       = 1024 // whole token, including any "Bearer " prefix
-	bodyNonceMaxDigit = 19   // decimal digits of a non-negative int64
+	bodyNonceMaxDigit = 16   // decimal digits of 2^53-1, the largest time a body nonce has
 )
 
 // Token is a parsed bearer token "<operator_id>.<nonce>.<sig_b64>". A Token from ParseToken
@@ -50,7 +50,8 @@ func BodyDigestNonce(now time.Time, digest [sha256.Size]byte) string {
 }
 
 // IsBodyNonce reports whether nonce has the body-nonce form: a decimal number of seconds
-// (no sign, no leading zero, fits an int64), '-', then 64 lowercase hex characters. It
+// (no sign, no leading zero, at most 2^53-1, as every integer Cairn reads), '-', then 64
+// lowercase hex characters. It
 // checks the form only, not the hash or the time; see Token.CheckBodyNonce.
 func IsBodyNonce(nonce string) bool {
 	_, _, ok := splitBodyNonce(nonce)
@@ -75,7 +76,7 @@ func splitBodyNonce(nonce string) (secs int64, hashHex string, ok bool) {
 		return 0, "", false
 	}
 	secs, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
+	if err != nil || secs > maxSafeInteger {
 		return 0, "", false
 	}
 	return secs, hashHex, true
@@ -132,6 +133,17 @@ func ParseToken(s string) (*Token, error) {
 		return nil, fmt.Errorf("token: %w", err)
 	}
 	return &Token{OperatorID: parts[0], Nonce: parts[1], Signature: sig}, nil
+}
+
+// ParseAuthorization is ParseToken for an HTTP Authorization header: exactly the scheme
+// "Bearer", in any case (RFC 9110 §11.1), one space, then the token. A header without
+// the scheme, or with other white space after it, is an error wrapping ErrMalformed.
+func ParseAuthorization(header string) (*Token, error) {
+	const scheme = "Bearer "
+	if len(header) < len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) {
+		return nil, fmt.Errorf("%w: Authorization is not \"Bearer <token>\"", ErrMalformed)
+	}
+	return ParseToken(header)
 }
 
 // String formats t as "<operator_id>.<nonce>.<sig_b64>", without the "Bearer " prefix. For

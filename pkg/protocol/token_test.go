@@ -47,7 +47,9 @@ func TestBodyNonceShape(t *testing.T) {
 		"long hash":       {"1767366245-" + strings.Repeat("a", 65), false},
 		"no seconds":      {"-" + strings.Repeat("a", 64), false},
 		"int64 overflow":  {"9223372036854775808-" + strings.Repeat("a", 64), false},
-		"int64 max":       {"9223372036854775807-" + strings.Repeat("a", 64), true},
+		"int64 max":       {"9223372036854775807-" + strings.Repeat("a", 64), false}, // above 2^53-1
+		"2^53":            {"9007199254740992-" + strings.Repeat("a", 64), false},
+		"2^53-1":          {"9007199254740991-" + strings.Repeat("a", 64), true},
 		"challenge":       {"cairn-challenge:abcdefghijklmnopqrstuvwxyz", false},
 		"old challenge":   {"abcdefghijklmnopqrstuvwxyz", false},
 		"letters in time": {"17673x6245-" + strings.Repeat("a", 64), false},
@@ -211,10 +213,15 @@ func TestTokenCheckBodyNonce(t *testing.T) {
 		})
 	}
 
-	// Far-future and int64-max times must not overflow into the window.
-	maxSecs := &Token{Nonce: "9223372036854775807-" + BodyNonce(tokenTestNow, body)[len("1767366245-"):]}
+	// The latest time a body nonce can state is far in the future, not in the window; one
+	// second later is no body nonce at all.
+	maxSecs := &Token{Nonce: "9007199254740991-" + BodyNonce(tokenTestNow, body)[len("1767366245-"):]}
 	if err := maxSecs.CheckBodyNonce(tokenTestNow, body, TokenMaxAge); !errors.Is(err, ErrExpired) {
-		t.Fatalf("CheckBodyNonce(int64 max seconds) = %v, want ErrExpired", err)
+		t.Fatalf("CheckBodyNonce(2^53-1 seconds) = %v, want ErrExpired", err)
+	}
+	beyond := &Token{Nonce: "9007199254740992-" + BodyNonce(tokenTestNow, body)[len("1767366245-"):]}
+	if err := beyond.CheckBodyNonce(tokenTestNow, body, TokenMaxAge); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("CheckBodyNonce(2^53 seconds) = %v, want ErrMalformed", err)
 	}
 	zero := &Token{Nonce: "0-" + BodyNonce(tokenTestNow, body)[len("1767366245-"):]}
 	if err := zero.CheckBodyNonce(tokenTestNow, body, TokenMaxAge); !errors.Is(err, ErrExpired) {
