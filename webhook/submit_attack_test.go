@@ -48,6 +48,12 @@ var _ = Describe("POST /federation/submit refuses", func() {
 		tokenRefused(submitAs(s, "Basic "+idOf(r)+":secret", body), "invalid_token")
 	})
 
+	It("a signed token without the Bearer scheme, or with two spaces after it", func() {
+		bare := bodyToken(r.key, body)[len("Bearer "):]
+		tokenRefused(submitAs(s, bare, body), "invalid_token")
+		tokenRefused(submitAs(s, "Bearer  "+bare, body), "invalid_token")
+	})
+
 	It("a token signed by another key in the operator's name", func() {
 		_, other, err := ed25519.GenerateKey(nil)
 		Expect(err).NotTo(HaveOccurred())

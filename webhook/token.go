@@ -43,7 +43,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (*operatorAu
 	if header == "" {
 		return nil, tokenError("missing_token", "send Authorization: Bearer <operator_id>.<nonce>.<signature>")
 	}
-	tok, err := protocol.ParseToken(header)
+	tok, err := protocol.ParseAuthorization(header)
 	if err != nil {
 		return nil, tokenError("invalid_token", err.Error())
 	}
