@@ -70,11 +70,15 @@ func (r *FederationReconciler) loadKey(ctx context.Context, fed *fv1.Federation,
 	return key, nil
 }
 
-// logGenesis opens fed's log and records the genesis record once. It reports whether
+// logGenesis opens fed's log and records the genesis record once, after putting back the
+// API suspensions the log records (a restored Federation's status has none). It reports whether
 // the log answered. A log that cannot open for its key (logKeyReason) is also a Warning
 // Event, once, and leaves the Federation not Ready (sync).
 func (r *FederationReconciler) logGenesis(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, evs *[]federationEvent) bool {
 	log, err := r.Logs.For(ctx, r.Client, fed)
+	if err == nil && fed.Status.GenesisLogEntry == nil {
+		err = r.restoreSuspensions(ctx, fed, evs) // federation_restore.go: in the same status write
+	}
 	if err == nil && fed.Status.GenesisLogEntry == nil {
 		var body []byte
 		body, err = protocol.NewRecordEntry(protocol.GenesisRecord{Type: protocol.RecordGenesis,

@@ -26,6 +26,9 @@ type Logs struct {
 
 	mu   sync.Mutex
 	open map[types.NamespacedName]*openLog
+
+	booksMu sync.Mutex
+	books   map[bookKey]*recordBook // recordbook.go
 }
 
 type openLog struct {

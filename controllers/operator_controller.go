@@ -54,11 +54,15 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return err
 	}
-	var err error
-	switch fo.Status.Phase {
-	case fv1.PhaseActive, fv1.PhaseSuspended:
+	decided, ev, wait, err := r.fromLog(ctx, &fo) // operator_restore.go: the log's verdicts first
+	if ev != nil {
+		events = append(events, ev)
+	}
+	switch {
+	case err != nil || decided:
+	case fo.Status.Phase == fv1.PhaseActive || fo.Status.Phase == fv1.PhaseSuspended:
 		err = step(r.update)
-	case fv1.PhaseWithdrawn:
+	case fo.Status.Phase == fv1.PhaseWithdrawn:
 	default:
 		err = step(r.register)
 	}
@@ -72,6 +76,9 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{}, err
 	}
 	retry := r.logRecords(ctx, &fo)
+	if wait > 0 && (retry == 0 || wait < retry) {
+		retry = wait
+	}
 	fo.Status.ObservedGeneration = fo.Generation
 	if !equality.Semantic.DeepEqual(before, &fo.Status) {
 		if err := r.Status().Update(ctx, &fo); err != nil {

@@ -9,10 +9,12 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/protocol/canonical"
 )
 
 // logRecord logs a record (one of protocol's *Record types, whose Federation field it
-// fills in) in the log of the namespace's Federation, signed by the federation key.
+// fills in) in the log of the namespace's Federation, signed by the federation key, and
+// keeps its text in the Federation's record book.
 func logRecord(ctx context.Context, c client.Client, logs *Logs, namespace string, record func(federation string) any) (*fv1.LogEntry, error) {
 	fed, err := federation.NamespaceFederation(ctx, c, namespace)
 	if err != nil {
@@ -22,7 +24,11 @@ func logRecord(ctx context.Context, c client.Client, logs *Logs, namespace strin
 	if err != nil {
 		return nil, err
 	}
-	body, err := protocol.NewRecordEntry(record(fed.Namespace+"/"+fed.Name), key)
+	content, err := canonical.Marshal(record(fed.Namespace + "/" + fed.Name))
+	if err != nil {
+		return nil, err
+	}
+	body, err := protocol.NewHashedRekord(content, key)
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +40,10 @@ func logRecord(ctx context.Context, c client.Client, logs *Logs, namespace strin
 	e, err := log.Upload(ctx, body)
 	observeUpload(start, err)
 	if err != nil {
+		return nil, err
+	}
+	// The text beside the log, before any status names the entry (recordbook.go).
+	if err := logs.keep(fed, e, content); err != nil {
 		return nil, err
 	}
 	return logEntryOf(e), nil

@@ -112,23 +112,32 @@ var _ = Describe("Suspension", Label("log"), func() {
 		Expect(participants(ca)).To(Equal([]fv1.OperatorID{b.id()}))
 		Consistently(submissionStatus(ns, "a-1"), "1s").Should(WithTransform(func(s fv1.SubmissionStatus) bool { return s.Anchored }, BeFalse()))
 
-		By("suspending through the API too, then lifting the GitOps entry: the API's still holds")
+		By("suspending through the API too, then lifting the GitOps entry: the API's still holds, and the log says who holds it")
 		changeFederation(true, func(f *fv1.Federation) {
 			f.Status.APISuspensions = append(f.Status.APISuspensions, fv1.APISuspension{
 				OperatorSuspension: fv1.OperatorSuspension{OperatorID: a.id(), Reason: "incident 42"}, SuspendedAt: metav1.Now()})
 		})
+		Eventually(records(2)).ShouldNot(BeNil())
+		rec = operatorStatus(ns, "a")().Suspensions[1]
+		Expect(rec.Action).To(Equal(fv1.ActionSuspend))
+		loggedRecord(fed, rec.LogEntry, protocol.SuspensionRecord{Type: protocol.RecordSuspension, Federation: self,
+			OperatorID: string(a.id()), At: string(rec.At), Reason: "audit of key custody; incident 42", Sources: []string{"gitops", "api"}})
 		changeFederation(false, func(f *fv1.Federation) { f.Spec.SuspendedOperators = nil })
+		Eventually(records(3)).ShouldNot(BeNil())
 		Consistently(operatorStatus(ns, "a"), "1s").Should(WithTransform(phase, Equal(fv1.PhaseSuspended)))
-		Expect(operatorStatus(ns, "a")().Suspensions).To(HaveLen(1))
+		rec = operatorStatus(ns, "a")().Suspensions[2]
+		loggedRecord(fed, rec.LogEntry, protocol.SuspensionRecord{Type: protocol.RecordSuspension, Federation: self,
+			OperatorID: string(a.id()), At: string(rec.At), Reason: "incident 42", Sources: []string{"api"}})
+		Expect(operatorStatus(ns, "a")().Suspensions).To(HaveLen(3))
 		Expect(federationStatus(fed)().APISuspensions).To(HaveLen(1), "a spec update leaves the API's suspensions")
 
 		By("resuming when the API lifts its suspension")
 		changeFederation(true, func(f *fv1.Federation) { f.Status.APISuspensions = nil })
-		Eventually(records(2)).ShouldNot(BeNil())
+		Eventually(records(4)).ShouldNot(BeNil())
 		st = operatorStatus(ns, "a")()
 		Expect(st.Phase).To(Equal(fv1.PhaseActive))
 		Expect(st.Head.LastSeq).To(BeEquivalentTo(3), "the head is unchanged")
-		rec = st.Suspensions[1]
+		rec = st.Suspensions[3]
 		Expect(rec.Action).To(Equal(fv1.ActionResume))
 		loggedRecord(fed, rec.LogEntry, protocol.SuspensionRecord{Type: protocol.RecordResumption, Federation: self,
 			OperatorID: string(a.id()), At: string(rec.At), Sources: []string{}})

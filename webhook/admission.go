@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"time"
@@ -119,12 +120,28 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 }
 
 // validateRegistration checks the proof of possession and that the key is fo's to claim.
+// An operator that rotated its key, applied again from a backup, proves possession of
+// its current key by the rotation that moved it there (spec.keyRotation, signed by that
+// key): its proof of possession names its first key, which only the federation's log
+// knows, and the controller takes its history from the log or rejects it.
 func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.FederationOperator, pub ed25519.PublicKey) error {
-	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil {
+	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil && !rotatedHere(fo, pub) {
 		return refuseOperator(fo, field.Invalid(field.NewPath("spec", "proofOfPossession"), omit,
 			fmt.Sprintf("%s: %v (sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM)", fv1.ReasonSignatureInvalid, err)))
 	}
 	return v.refuseHeldKey(ctx, fo, pub, "this key")
+}
+
+// rotatedHere reports whether fo's spec.keyRotation carries pub's signature of its move
+// to pub (the rotation's new_key_signature over publicKeyPEM and rotationAt).
+func rotatedHere(fo *fv1.FederationOperator, pub ed25519.PublicKey) bool {
+	kr := fo.Spec.KeyRotation
+	if kr == nil {
+		return false
+	}
+	sig, err := base64.StdEncoding.Strict().DecodeString(string(kr.NewKeySignature))
+	return err == nil && len(sig) == ed25519.SignatureSize &&
+		ed25519.Verify(pub, protocol.RotationMessage(string(fo.Spec.PublicKeyPEM), string(kr.RotationAt)), sig)
 }
 
 // refuseHeldKey refuses fo when another operator holds, held or first claimed pub.

@@ -28,6 +28,8 @@ func TestOperatorValidatorRefusesEveryBadRegistration(t *testing.T) {
 	held.Status.Phase = fv1.PhaseActive
 	held.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: held.Spec.PublicKeyPEM}}
 	v := &webhook.OperatorValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(held).Build()}
+	first := newOrg(3, "Mallory") // the key a restored operator rotated from
+	firstProof := first.operator(t, "ns", "first").Spec.ProofOfPossession
 
 	for name, tc := range map[string]struct {
 		edit func(fo *fv1.FederationOperator)
@@ -41,6 +43,17 @@ func TestOperatorValidatorRefusesEveryBadRegistration(t *testing.T) {
 			fo.Spec.ProofOfPossession = acme.operator(t, "ns", "x").Spec.ProofOfPossession
 		}, want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
 		"another operator's key": {edit: func(fo *fv1.FederationOperator) { *fo = *acme.operator(t, "ns", "mallory") }, want: "spec.publicKeyPEM: Invalid value: DuplicateKey: operator acme holds or once held this key"},
+		// A restore applies a rotated operator again: its proof names its first key, and
+		// its last rotation, signed by the key it holds now, proves that one.
+		"a restored operator that rotated": {edit: func(fo *fv1.FederationOperator) {
+			first.rotateTo(t, fo, mallory)
+			fo.Spec.ProofOfPossession = firstProof
+		}},
+		"a rotation the key did not sign": {edit: func(fo *fv1.FederationOperator) {
+			first.rotateTo(t, fo, mallory)
+			fo.Spec.ProofOfPossession = firstProof
+			fo.Spec.KeyRotation.NewKeySignature = fo.Spec.KeyRotation.OldKeySignature
+		}, want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fo := mallory.operator(t, "ns", "mallory")

@@ -145,7 +145,8 @@ func (s *Server) resume(ctx context.Context, id fv1.OperatorID) error {
 }
 
 // answerSuspension waits until the controller has given fo the phase the Federation's
-// lists now give it and logged the record of that phase, then answers.
+// lists now give it and logged the record of that phase (of a suspension, the record
+// naming the lists that hold it now), then answers.
 func (s *Server) answerSuspension(w http.ResponseWriter, r *http.Request, fo *fv1.FederationOperator, did string) {
 	ctx := r.Context()
 	var fed fv1.Federation
@@ -160,6 +161,9 @@ func (s *Server) answerSuspension(w http.ResponseWriter, r *http.Request, fo *fv
 	}
 	got, err := s.awaitVerdict(ctx, fo, func(o *fv1.FederationOperator) bool {
 		n := len(o.Status.Suspensions)
+		if want == fv1.PhaseSuspended && (n == 0 || !slices.Equal(o.Status.Suspensions[n-1].Sources, sources)) {
+			return false // the record of who suspends it now is not written yet
+		}
 		return o.Status.Phase == want && (n == 0 || o.Status.Suspensions[n-1].LogEntry != nil)
 	}, nil, nil, "suspension_pending", "the federation recorded the change but the controller has not applied and logged it yet; "+
 		"it may still: GET /federation/operator/{id} shows it")

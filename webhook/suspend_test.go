@@ -183,7 +183,11 @@ var _ = Describe("POST /federation/operator/{id}/suspend and /resume", func() {
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
 		Expect(a.body).To(HaveKeyWithValue("phase", "Suspended"))
 		Expect(a.body["suspended_by"]).To(Equal([]any{"gitops"}))
-		Expect(f.operatorIn(r).Status.Suspensions).To(HaveLen(1), "no change of phase, no new record")
+		recs := f.operatorIn(r).Status.Suspensions
+		Expect(recs).To(HaveLen(3), "no change of phase, but each change of who suspends it is a record")
+		Expect(recs[1].Sources).To(Equal([]string{"gitops", "api"}))
+		Expect(recs[2].Sources).To(Equal([]string{"gitops"}))
+		Expect(recs[2].LogEntry).NotTo(BeNil())
 		c := newChain(r.key, "gitops-suspended", 2)
 		Eventually(func(g Gomega) { // once this replica's cache has the Federation the API wrote
 			a := submit(s, r.key, c.export(1, 2, exportTime()))

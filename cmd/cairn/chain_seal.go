@@ -37,7 +37,7 @@ batches of 1,000, each batch in one transaction. The secret is required.`,
 				return err
 			}
 			defer closeIn()
-			s, err := o.open(true)
+			s, err := o.create()
 			if err != nil {
 				return err
 			}

@@ -31,9 +31,20 @@ func (o *chainOptions) secret(required bool) ([]byte, error) {
 	return store.LoadSecret(o.secretHex, o.secretFile)
 }
 
-// open opens the chain, with the secret when one is given (or required).
+// open opens the chain, with the secret when one is given (or required). A chain that
+// does not exist is an error: nothing is created (see create).
 func (o *chainOptions) open(secretRequired bool) (*store.Store, error) {
 	secret, err := o.secret(secretRequired)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return store.OpenExisting(o.db, secret)
+}
+
+// create opens the chain with the secret, which is required, creating it when missing:
+// only the commands that add entries to a new chain (seal) do.
+func (o *chainOptions) create() (*store.Store, error) {
+	secret, err := o.secret(true)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -50,7 +50,7 @@ both, or no --seq).`,
 			if err != nil {
 				return err
 			}
-			s, err := store.Open(o.db, nil) // read-only: replay needs no secret, and never creates a chain
+			s, err := store.OpenExisting(o.db, nil) // read-only: replay needs no secret, and never creates a chain
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,9 @@
 // routes_*.go file and one line in Server.groups.
 //
 // Every answer is JSON, errors included: {"error": "...", "code": "..."} with the status
-// that fits (400 malformed input, 401 missing key, 404, 405, 409, 413 body too large,
-// 415 wrong content type, 500, 503 when no model provider is configured for consensus). Request bodies are capped, and unknown JSON fields are
+// that fits (400 malformed input, 401 missing key, 403 a browser's request from a page
+// of another origin (crossorigin.go), 404, 405, 409, 413 body too large, 415 wrong or
+// missing content type, 500, 503 when no model provider is configured for consensus). Request bodies are capped, and unknown JSON fields are
 // refused.
 //
 // When Options.APIKey is set, every route under /api except /api/health and /api/version,

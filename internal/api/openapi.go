@@ -164,7 +164,7 @@ func (s *Server) openAPI(groups []group, c *components) ([]byte, error) {
 func (o *operation) toJSON(tag string, errRef *schema) *opJSON {
 	op := &opJSON{OperationID: o.id, Summary: o.summary, Description: o.description, Tags: []string{tag},
 		Responses: map[string]responseJSON{"default": {
-			Description: "An error (400 malformed input, 404, 405, 413 body too large, 415, 500, ...).",
+			Description: "An error (400 malformed input, 403 cross_origin_refused for a browser's request from another origin, 404, 405, 413 body too large, 415, 500, ...).",
 			Content:     map[string]mediaJSON{"application/json": {Schema: errRef}},
 		}}}
 	for _, p := range o.params {

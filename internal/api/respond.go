@@ -89,15 +89,21 @@ func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, what 
 }
 
 // decodeJSON decodes the request body, one JSON object, into dst. Unknown members,
-// trailing data, bodies over maxJSONBodyBytes and content types other than JSON are
-// refused. An empty body leaves dst as it is when emptyOK, and is refused otherwise.
+// trailing data, bodies over maxJSONBodyBytes and content types other than JSON (a body
+// without a Content-Type too) are refused. An empty body leaves dst as it is when emptyOK, and is refused otherwise.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) error {
 	return decodeJSONLimit(w, r, dst, emptyOK, maxJSONBodyBytes)
 }
 
 // decodeJSONLimit is decodeJSON with a body cap of limit bytes.
 func decodeJSONLimit(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool, limit int64) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	switch ct := r.Header.Get("Content-Type"); {
+	case ct == "" && r.ContentLength != 0:
+		// A body without a type is what a page of another origin can send without the
+		// browser asking first (a typeless Blob): it is never taken for JSON.
+		return &requestError{status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
+			err: errors.New("the body has no content type: send it as application/json")}
+	case ct != "":
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			return &requestError{status: http.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
 				err: fmt.Errorf("content type %s: send the body as application/json", protocol.Quote(ct))}

@@ -226,7 +226,7 @@ func New(o Options) (*Server, error) {
 	if s.openAPIJSON, err = s.openAPI(groups, c); err != nil {
 		return nil, fmt.Errorf("api: build the OpenAPI document: %w", err)
 	}
-	s.handler = logRequests(s.log, s.checkHost(http.HandlerFunc(s.dispatch)))
+	s.handler = logRequests(s.log, s.checkHost(refuseCrossOrigin(http.HandlerFunc(s.dispatch))))
 	return s, nil
 }
 

@@ -13,7 +13,9 @@
 //     (verdict.go, submission_api.go);
 //   - keys and Secrets: the federation's signing key, admin token, challenge key and log
 //     key (secrets.go, admin.go);
-//   - identity: who holds an operator key, and key rotation (identity.go);
+//   - identity: who holds an operator key, and key rotation (identity.go); what the
+//     federation's log records of each operator, which outlives its object and rebuilds
+//     its verdicts after a restore (loggedrecords.go);
 //   - anchor requests, log snapshots, and the labels and lookups both halves share
 //     (anchorrequest.go, snapshots.go, records.go).
 //

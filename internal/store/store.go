@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"sync"
@@ -61,15 +62,46 @@ type Store struct {
 // the HMACs, and Seal and Export fail with ErrNoSecret. See the package documentation for
 // the SQLite settings.
 func Open(path string, secret []byte) (*Store, error) {
+	return open(path, secret, true)
+}
+
+// ErrNoChain means the file a chain was to be read from does not exist. An error that is
+// ErrNoChain is fs.ErrNotExist too.
+var ErrNoChain = errors.New("the chain does not exist")
+
+// noChainError is OpenExisting's ErrNoChain for one path.
+type noChainError struct{ path string }
+
+func (e *noChainError) Error() string {
+	return fmt.Sprintf("chain %s does not exist (cairn chain seal or cairn serve creates one)", e.path)
+}
+
+// Is makes errors.Is(err, ErrNoChain) and errors.Is(err, fs.ErrNotExist) true.
+func (e *noChainError) Is(target error) bool { return target == ErrNoChain || target == fs.ErrNotExist }
+
+// OpenExisting opens the chain at path as Open does, but creates nothing: a path that
+// does not exist is an error wrapping ErrNoChain, and a file without a chain table is an
+// error too, the file left as it was. Commands that read or extend a chain (verify,
+// stats, export, analysis) open it this way, so that a mistyped path is an error rather
+// than an empty chain that verifies.
+func OpenExisting(path string, secret []byte) (*Store, error) {
+	return open(path, secret, false)
+}
+
+// open opens the chain at path, creating the file and its table when create is true.
+func open(path string, secret []byte, create bool) (*Store, error) {
 	if secret != nil && len(secret) < protocol.MinSecretBytes {
 		return nil, fmt.Errorf("chain secret is %d bytes, want at least %d", len(secret), protocol.MinSecretBytes)
 	}
 	s := &Store{path: path, secret: bytes.Clone(secret)}
-	if secret == nil {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("open chain read-only: %w", err)
+	switch {
+	case !create || secret == nil:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, &noChainError{path}
+		} else if err != nil {
+			return nil, fmt.Errorf("open chain: %w", err)
 		}
-	} else {
+	default:
 		// Create the file ourselves so that it gets mode 0600; SQLite would use 0644.
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
@@ -79,41 +111,85 @@ func Open(path string, secret []byte) (*Store, error) {
 			return nil, fmt.Errorf("open chain: %w", err)
 		}
 	}
+	mode := modeReadOnly
+	if secret != nil {
+		mode = modeReadWrite
+		if create {
+			mode = modeCreate
+		}
+	}
+	if !create && secret != nil {
+		// Look before writing anything, not even the journal mode: a file that holds no
+		// chain is left exactly as it was.
+		if err := probe(path); err != nil {
+			return nil, err
+		}
+	}
 	var err error
-	if s.read, err = openDB(path, secret == nil, ""); err != nil {
+	if s.read, err = openDB(path, mode, ""); err != nil {
 		return nil, err
 	}
 	if secret != nil {
-		if s.write, err = openDB(path, false, "immediate"); err != nil {
+		if s.write, err = openDB(path, mode, "immediate"); err != nil {
 			return nil, errors.Join(err, s.read.Close())
 		}
 		// One writer connection: Seals in this process queue here rather than in SQLite's
 		// busy handler. Other processes are kept out by the write lock.
 		s.write.SetMaxOpenConns(1)
-		if _, err := s.write.Exec(schema); err != nil {
-			return nil, errors.Join(fmt.Errorf("create chain table in %s: %w", path, err), s.Close())
+		if create {
+			if _, err := s.write.Exec(schema); err != nil {
+				return nil, errors.Join(fmt.Errorf("create chain table in %s: %w", path, err), s.Close())
+			}
 		}
 	}
-	var n int
-	if err := s.read.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'chain'`).Scan(&n); err != nil {
-		return nil, errors.Join(fmt.Errorf("open chain %s: %w", path, err), s.Close())
-	}
-	if n != 1 {
-		return nil, errors.Join(fmt.Errorf("%s has no chain table", path), s.Close())
+	if err := s.checkTable(); err != nil {
+		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
 }
 
-// openDB opens a connection pool on path. readOnly opens with mode=ro; txlock sets how
-// transactions begin ("" for SQLite's default, DEFERRED).
-func openDB(path string, readOnly bool, txlock string) (*sql.DB, error) {
+// checkTable returns an error when the file holds no chain table.
+func (s *Store) checkTable() error {
+	return hasChainTable(s.read, s.path)
+}
+
+// probe opens path read-only and returns an error when it holds no chain table.
+func probe(path string) error {
+	db, err := openDB(path, modeReadOnly, "")
+	if err != nil {
+		return err
+	}
+	return errors.Join(hasChainTable(db, path), db.Close())
+}
+
+// hasChainTable returns an error when db, opened on path, holds no chain table.
+func hasChainTable(db *sql.DB, path string) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'chain'`).Scan(&n); err != nil {
+		return fmt.Errorf("open chain %s: %w", path, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s has no chain table", path)
+	}
+	return nil
+}
+
+// How openDB opens a file.
+const (
+	modeReadOnly  = "ro"  // read only
+	modeReadWrite = "rw"  // read and write, never create
+	modeCreate    = "rwc" // read and write, create when missing
+)
+
+// openDB opens a connection pool on path in mode (modeReadOnly, modeReadWrite or
+// modeCreate); txlock sets how transactions begin ("" for SQLite's default, DEFERRED).
+func openDB(path, mode, txlock string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
-	if readOnly {
-		q.Set("mode", "ro")
-	} else {
+	q.Set("mode", mode)
+	if mode != modeReadOnly {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}
 	if txlock != "" {

@@ -44,9 +44,12 @@ const (
 // in the order docs/OPERATIONS.md gives: the Secrets and the log's directory first, the
 // Federation (from Git) last, then the operators. Federation A: three operators register,
 // submit and are anchored; the federation key rotates; they submit and are anchored
-// again; every receipt is fetched. A is backed up and stopped. Federation B, restored,
-// presents the same keys (the operators' pins hold), every earlier receipt verifies
-// offline, and `cairn federation audit` re-reads each anchor's log entry from B's log;
+// again; every receipt is fetched. Three more operators register under the first key,
+// and under the second one rotates its key, one is suspended through the API and one
+// withdraws. A is backed up and stopped. Federation B, restored, presents the same keys
+// (the operators' pins hold), every earlier receipt verifies offline, and `cairn
+// federation audit` re-reads each anchor's log entry from B's log; every verdict holds
+// (the rotated-out key does not register again, the suspension and the withdrawal stay);
 // a new anchor in B goes into the same log, consistent with A's last checkpoint. Then the
 // attack side: a federation restored with the log but without its key Secret, and then
 // with another key, neither opens the log nor re-signs it, and says so.
@@ -72,6 +75,7 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 		orgs[i].mustRun("federation", "register", "--service", api.base, "--org", orgs[i].org,
 			"--public-key", orgs[i].path("keys/public.pem"), "--private-key", orgs[i].path("keys/private.pem"))
 	}
+	drill := newVerdictDrill(t, api.base) // restore_verdicts_test.go
 	token := adminTokenFromKubectl(t, kubeA)
 	first := anchorRound(ctx, api, token, orgs, 5, "first.json")
 	statusA := federationStatus(t, api)
@@ -87,9 +91,12 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 	waitFor(ctx, t, "the federation key rotation", "2", func() string {
 		return fmt.Sprint(len(strings.Fields(kubectl(t, kubeA, "get", "fed", "cairn", "-o", "jsonpath={.status.keyHistory[*].fingerprint}"))))
 	})
-	for _, o := range orgs {
+	for _, o := range append(orgs, drill.machines()...) {
 		o.mustRun("federation", "status", "--trust-new-key")
 	}
+	// Under the new key, the federation rotates one drill operator's key, suspends one
+	// through the API and takes the third's withdrawal.
+	drill.decide(api, token)
 	second := anchorRound(ctx, api, token, orgs, 3, "second.json", "--since", first)
 	keys[second] = writeFile(t, git, "federation-2.pem", []byte(federationStatus(t, api).FederationPublicKey))
 	lastA := readCheckpoint(ctx, t, api, logKey)
@@ -134,6 +141,9 @@ func TestRestoreIntoFreshDev(t *testing.T) {
 			}
 		}
 	}
+
+	// Every verdict the federation gave before the backup holds.
+	drill.check(ctx, t, kubeB, api.base)
 
 	// B anchors again, into the same log. It holds no Submissions, so each operator's
 	// next submission starts its chain again at seq 1.
