@@ -26,7 +26,8 @@ import (
 // FederationOperatorReconciler registers operators applied with kubectl (or created by the
 // API): it verifies the proof of possession, assigns operator_id from the key, rejects a
 // key another operator holds or ever held (operator_identity.go), and applies a signed key
-// rotation or withdrawal. It records each operator's head (operator_head.go).
+// rotation, rename (operator_organization.go) or withdrawal. It records each operator's
+// head (operator_head.go).
 type FederationOperatorReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -68,6 +69,9 @@ func (r *FederationOperatorReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	if err == nil && (fo.Status.Phase == fv1.PhaseActive || fo.Status.Phase == fv1.PhaseSuspended) {
 		err = step(r.followSuspension)
+		if err == nil {
+			err = step(r.followOrganization) // operator_organization.go
+		}
 	}
 	if err == nil {
 		err = r.recordHead(ctx, &fo)
@@ -117,6 +121,7 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 		return r.reject(fo, fv1.ReasonDuplicateKey, federation.DescribeHolder(holder)+
 			" holds or once held this key, and an operator ID is never registered twice"), nil
 	}
+	r.registerOrganization(fo, pub)                 // operator_organization.go
 	if ev, wait := r.awaitApproval(ctx, fo); wait { // operator_approval.go
 		return ev, nil
 	}
@@ -179,7 +184,7 @@ func refuseRotation(fo *fv1.FederationOperator, reason, why string) *event {
 }
 
 // logRecords logs what fo's status says happened and the log does not hold yet: the
-// registration, each key rotation, each suspension and resumption, the withdrawal. It returns how soon to try again when
+// registration, each key rotation and rename, each suspension and resumption, the withdrawal. It returns how soon to try again when
 // the log did not take them.
 func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.FederationOperator) time.Duration {
 	if r.Logs == nil || !federation.Registered(fo) { // nothing of a Pending or Rejected operator is logged
@@ -195,7 +200,7 @@ func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.F
 	}
 	first := fo.Status.KeyHistory[0]
 	try(&fo.Status.RegistrationLogEntry, func(fed string) any {
-		return protocol.RegistrationRecord{Type: protocol.RecordRegistration, Federation: fed, OperatorID: id, OrgName: fo.Spec.OrgName,
+		return protocol.RegistrationRecord{Type: protocol.RecordRegistration, Federation: fed, OperatorID: id, OrgName: federation.RegisteredOrgName(fo),
 			PublicKeyPEM: string(first.PublicKeyPEM), ProofOfPossession: string(fo.Spec.ProofOfPossession)}
 	})
 	for i := 1; i < len(fo.Status.KeyHistory); i++ {
@@ -205,6 +210,7 @@ func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.F
 				OldPublicKeyPEM: string(prev.PublicKeyPEM), NewPublicKeyPEM: string(k.PublicKeyPEM), ValidFrom: k.ValidFrom.UTC().Format(time.RFC3339)}
 		})
 	}
+	logRenames(fo, try) // operator_organization.go
 	for i := range fo.Status.Suspensions {
 		rec := &fo.Status.Suspensions[i]
 		try(&rec.LogEntry, func(fed string) any { return suspensionRecord(fed, id, rec) })

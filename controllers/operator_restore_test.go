@@ -80,6 +80,13 @@ func TestParseRecordTakesOnlyCanonicalRecords(t *testing.T) {
 	if got, err := parseRecord(good); err != nil || got.(protocol.RegistrationRecord) != rec {
 		t.Fatalf("parseRecord(canonical) = %v, %v", got, err)
 	}
+	rename := protocol.RenameRecord{Type: protocol.RecordRename, Federation: "ns/fed", PublicKeyPEM: p1,
+		Rename: protocol.Rename{OperatorID: "op_0000000000000000", OrgName: "Org", At: "2026-11-28T12:00:00Z"}}
+	if text, err := canonical.Marshal(rename); err != nil {
+		t.Fatal(err)
+	} else if got, err := parseRecord(text); err != nil || got.(protocol.RenameRecord).OrgName != "Org" {
+		t.Fatalf("parseRecord(a rename) = %v, %v: a record the book holds must parse", got, err)
+	}
 	for name, text := range map[string]string{
 		"spaced":         strings.Replace(string(good), `,"`, `, "`, 1),
 		"an extra field": strings.Replace(string(good), `{`, `{"extra":1,`, 1),

@@ -323,6 +323,8 @@ func parseRecord(content []byte) (any, error) {
 		rec = &protocol.FederationKeyRotationRecord{}
 	case protocol.RecordGenesis:
 		rec = &protocol.GenesisRecord{}
+	case protocol.RecordRename:
+		rec = &protocol.RenameRecord{}
 	default:
 		return nil, fmt.Errorf("unknown record type %q", head.Type)
 	}
@@ -348,6 +350,8 @@ func parseRecord(content []byte) (any, error) {
 	case *protocol.SuspensionRecord:
 		return *r, nil
 	case *protocol.FederationKeyRotationRecord:
+		return *r, nil
+	case *protocol.RenameRecord:
 		return *r, nil
 	default:
 		return *rec.(*protocol.GenesisRecord), nil

@@ -135,17 +135,6 @@ var _ = Describe("Restore", Label("log"), func() {
 	})
 })
 
-// editOperator changes the FederationOperator ns/name as its organization would.
-func editOperator(ns, name string, change func(*fv1.FederationOperator)) {
-	GinkgoHelper()
-	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var fo fv1.FederationOperator
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &fo)).To(Succeed())
-		change(&fo)
-		return k8sClient.Update(ctx, &fo)
-	})).To(Succeed())
-}
-
 // conditionMessage is the message of s's condition t.
 func conditionMessage(s fv1.FederationOperatorStatus, t fv1.ConditionType) string {
 	for _, c := range s.Conditions {

@@ -70,7 +70,8 @@ var omit = field.OmitValueType{}
 // operator to hold, have held or have first claimed the key (federation.KeyHolder).
 // A registered operator's changed publicKeyPEM is a key rotation: spec.keyRotation must
 // verify (federation.CheckRotation) and no other operator may hold or have held the
-// new key.
+// new key. A registered operator's spec.orgName and spec.contact do not change (a rename
+// is a signed spec.rename, which must verify: admission_organization.go).
 type OperatorValidator struct {
 	// Reader lists the FederationOperators of the object's namespace.
 	Reader client.Reader
@@ -109,6 +110,9 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 	if old == nil || !federation.Registered(fo) {
 		return v.validateRegistration(ctx, fo, pub)
 	}
+	if err := validateOrganization(old, fo, v.now()); err != nil { // admission_organization.go
+		return err
+	}
 	if !rotates(old, fo) {
 		return nil
 	}
@@ -128,6 +132,9 @@ func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.Fe
 	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil && !rotatedHere(fo, pub) {
 		return refuseOperator(fo, field.Invalid(field.NewPath("spec", "proofOfPossession"), omit,
 			fmt.Sprintf("%s: %v (sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM)", fv1.ReasonSignatureInvalid, err)))
+	}
+	if err := validateRegistrationRename(fo, pub, fv1.OperatorID(protocol.OperatorID(pub)), v.now()); err != nil {
+		return err
 	}
 	return v.refuseHeldKey(ctx, fo, pub, "this key")
 }

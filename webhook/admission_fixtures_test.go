@@ -56,6 +56,17 @@ func (o org) operator(t testing.TB, ns, name string) *fv1.FederationOperator {
 	}
 }
 
+// rename is o's rename of its operator (o's own key's ID) to orgName, dated at, as
+// spec.rename holds it.
+func (o org) rename(t testing.TB, orgName string, at time.Time) *fv1.Rename {
+	t.Helper()
+	rn, err := protocol.NewRename(o.key, string(o.id()), orgName, "", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fv1.Rename{OrgName: rn.OrgName, At: fv1.Timestamp(rn.At), Signature: fv1.Signature(rn.Signature)}
+}
+
 // rotateTo moves fo's spec to next's key with a key rotation signed by o (fo's current
 // key) and next, dated now.
 func (o org) rotateTo(t testing.TB, fo *fv1.FederationOperator, next org) {

@@ -83,7 +83,7 @@ func TestOperatorValidatorUpdates(t *testing.T) {
 	v := &webhook.OperatorValidator{Reader: fake.NewClientBuilder().WithScheme(scheme).Build()}
 	registered := func() *fv1.FederationOperator {
 		fo := acme.operator(t, "ns", "acme")
-		fo.Status.Phase = fv1.PhaseActive
+		fo.Status.Phase, fo.Status.OperatorID = fv1.PhaseActive, acme.id()
 		fo.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fo.Spec.PublicKeyPEM}}
 		return fo
 	}
@@ -102,7 +102,15 @@ func TestOperatorValidatorUpdates(t *testing.T) {
 				fo.Spec.ProofOfPossession = mallory.operator(t, "ns", "x").Spec.ProofOfPossession
 			},
 			want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
-		"a registered operator's contact": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.Contact = "ops@acme.example" }},
+		"a registered operator's contact, unsigned": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.Contact = "ops@acme.example" },
+			want: "spec.contact: Invalid value: OrganizationUnsigned"},
+		"a registered operator's name, unsigned": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.OrgName = "Evil Corp" },
+			want: "spec.orgName: Invalid value: OrganizationUnsigned"},
+		"a rename the operator signed": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.Rename = acme.rename(t, "Acme GmbH", time.Now()) }},
+		"a rename another key signed": {old: registered, edit: func(fo *fv1.FederationOperator) {
+			fo.Spec.Rename = acme.rename(t, "Evil Corp", time.Now())
+			fo.Spec.Rename.Signature = mallory.rename(t, "Evil Corp", time.Now()).Signature
+		}, want: "spec.rename: Invalid value: RenameInvalid"},
 		"a new key without a keyRotation": {old: registered, edit: func(fo *fv1.FederationOperator) { fo.Spec.PublicKeyPEM = next.pem(t) },
 			want: "spec.keyRotation: Invalid value: KeyRotationInvalid: publicKeyPEM changed without a keyRotation"},
 		"a new key signed by both keys": {old: registered, edit: func(fo *fv1.FederationOperator) { acme.rotateTo(t, fo, next) }},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // operatorIDPattern is an operator ID's grammar, as the CRDs validate it.
@@ -26,9 +27,9 @@ const (
 // the operator's submissions and anchors.
 type operatorSummary struct {
 	OperatorID       string  `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
-	OrgName          string  `json:"org_name"`
-	PublicKeyPEM     string  `json:"public_key_pem" doc:"The key the operator holds now, PEM."`
-	ContactEmail     string  `json:"contact_email" doc:"The contact the registration gave; empty when none."`
+	OrgName          string  `json:"org_name" doc:"The organization's name as the operator signed it: its registration's proof of possession, or its last rename (POST /federation/rename); never a spec field nobody signed."`
+	PublicKeyPEM     string  `json:"public_key_pem" doc:"The key the operator holds now, PEM: the last key the controller accepted (status.keyHistory)."`
+	ContactEmail     string  `json:"contact_email" doc:"The contact the operator signed with a rename (sent with the registration or later); empty when nothing signed one."`
 	RegisteredAt     string  `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
 	RekorLogIndex    *int64  `json:"rekor_log_index" doc:"The seed's name for the registration record's log index: equal to tlog_log_index."`
 	LastSubmissionAt *string `json:"last_submission_at" doc:"When the federation accepted the operator's last submission, RFC 3339 UTC seconds; null before the first."`
@@ -158,14 +159,25 @@ func pageParams(r *http.Request) (int, *pageToken, error) {
 	return limit, tok, nil
 }
 
+// shownOperator is what the federation shows of registered fo: the organization name
+// and contact it signed (federation.ShownOrganization) and the key the controller
+// accepted last (status.keyHistory), never the spec's word.
+func shownOperator(fo *fv1.FederationOperator) (orgName, contact, publicKeyPEM string) {
+	orgName, contact, _ = federation.ShownOrganization(fo)
+	if len(fo.Status.KeyHistory) > 0 {
+		publicKeyPEM = string(federation.CurrentKey(fo).PublicKeyPEM)
+	}
+	return orgName, contact, publicKeyPEM
+}
+
 // operatorSummary builds the summary of operator id of fed, one page of each list.
 func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id string, limit int, tok *pageToken) (*operatorSummary, error) {
 	fo, err := s.cachedRegistered(ctx, fed.Namespace, id)
 	if err != nil {
 		return nil, err
 	}
-	sum := &operatorSummary{OperatorID: id, OrgName: fo.Spec.OrgName, PublicKeyPEM: string(fo.Spec.PublicKeyPEM),
-		ContactEmail: fo.Spec.Contact, Phase: string(fo.Status.Phase),
+	org, contact, key := shownOperator(fo)
+	sum := &operatorSummary{OperatorID: id, OrgName: org, PublicKeyPEM: key, ContactEmail: contact, Phase: string(fo.Status.Phase),
 		Submissions: []operatorSubmission{}, Anchors: []operatorAnchor{}}
 	summarizeSuspension(sum, fed, fo)
 	if fo.Status.RegisteredAt != nil {

@@ -113,7 +113,8 @@ func pageFixture(b testing.TB, operators, anchors int) (*memoryClient, ed25519.P
 		fo := fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: string(id)}}
 		fo.Spec.OrgName = fmt.Sprintf("Org %d", i)
 		fo.Status = fv1.FederationOperatorStatus{OperatorID: id, Phase: fv1.PhaseActive, RegisteredAt: &registered,
-			Head: &fv1.SubmissionHead{Submission: name, LastSeq: 1}}
+			Head:         &fv1.SubmissionHead{Submission: name, LastSeq: 1},
+			Organization: []fv1.OrganizationRecord{{OrgName: fo.Spec.OrgName}}}
 		m.operators = append(m.operators, fo)
 	}
 	for i := range anchors {

@@ -64,7 +64,8 @@ func (s *Server) operatorsPage(ctx context.Context, fed *fv1.Federation, after s
 		res.next = string(page[s.pageRows-1].Status.OperatorID)
 	}
 	for _, fo := range page {
-		row := operatorRow{ID: string(fo.Status.OperatorID), Org: fo.Spec.OrgName, Phase: shownPhase(fed, fo),
+		org, _, _ := federation.ShownOrganization(fo) // what the operator signed, never the spec's word
+		row := operatorRow{ID: string(fo.Status.OperatorID), Org: org, Phase: shownPhase(fed, fo),
 			RegisteredAt: formatTime(fo.Status.RegisteredAt)}
 		last, err := s.lastSubmission(ctx, fo)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
@@ -28,8 +29,8 @@ type receiptsResponse struct {
 // federation made (federation.TrustAnchor) that binds it, newest first (anchoredAt, then
 // anchor ID), ?since=<anchor_id> keeping those whose ID sorts after it, paged as GET
 // /federation/operator/{id} pages. Each is signed by the key that signed its anchor
-// (federation.Receipt) and carries the log's proof bundle once the log leg verifies
-// under the log's key.
+// (federation.Receipt) and carries the log's proof bundle once the log leg is done; a
+// receipt is never served weaker than the logged one (receipt).
 func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	auth, err := s.authenticate(ctx, r)
@@ -92,9 +93,12 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 	if err != nil {
 		return nil, err
 	}
-	logKey := s.receiptLogKey(ctx, fed)
+	var logKeys []crypto.PublicKey // read once, for the first anchor with a log leg
 	for _, ca := range bound {
-		raw, err := s.receipt(ctx, fed, ca, keys, logKey)
+		if federation.HasLogLeg(ca) && logKeys == nil {
+			logKeys = s.receiptLogKeys(ctx, fed)
+		}
+		raw, err := s.receipt(ctx, fed, ca, keys, logKeys)
 		if err != nil {
 			return nil, err
 		}
@@ -103,11 +107,20 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 	return res, nil
 }
 
-// receipt signs ca's receipt with the key that signed ca (federation.ReceiptSigner). Its
-// log members and proof bundle come from ca's status only when they verify under logKey
-// (federation.VerifyLogLeg); otherwise the receipt is the pending one.
+// receiptRetry is the Retry-After of a receipt the federation will not serve weaker.
+const receiptRetry = time.Minute
+
+// receipt signs ca's receipt with the key that signed ca (federation.ReceiptSigner).
+//
+// Receipts only get stronger: once ca's status records a log leg, any replica may have
+// served ca's logged receipt, so the receipt is the logged one, its log members and proof
+// bundle verified under the log key that recorded them (the first of logKeys that
+// federation.VerifyLogLeg passes: the log's now, or one the federation moved from), or
+// none: 503 receipt_log_unverifiable with Retry-After, never the pending receipt (the
+// operator keeps the logged copy it has). Without a log leg in status the receipt is the
+// pending one, which is all the federation ever served of ca.
 func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor,
-	keys map[fv1.PublicKeyPEM]ed25519.PrivateKey, logKey crypto.PublicKey,
+	keys map[fv1.PublicKeyPEM]ed25519.PrivateKey, logKeys []crypto.PublicKey,
 ) (json.RawMessage, error) {
 	key, ok := federation.ReceiptSigner(fed, ca, keys)
 	if !ok {
@@ -115,12 +128,22 @@ func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.Cross
 		return nil, &apiError{status: http.StatusServiceUnavailable, code: "signing_key_unavailable",
 			message: "the federation cannot sign the receipt of " + ca.Name + ": no Secret holds the key that signed it"}
 	}
-	if ca.Status.Phase == fv1.PhaseAnchored {
-		if logKey == nil || federation.VerifyLogLeg(ca, logKey) != nil {
-			s.log.WarnContext(ctx, "Serving a pending receipt: the anchor's log entry does not verify under the log's key", "anchorID", ca.Name)
-			pending := ca.DeepCopy()
-			pending.Status = fv1.CrossAnchorStatus{}
-			ca = pending
+	var logKey crypto.PublicKey
+	if federation.HasLogLeg(ca) {
+		for _, k := range logKeys {
+			if s.verdicts.VerifyLogLeg(ca, k) {
+				logKey = k
+				break
+			}
+		}
+		if logKey == nil {
+			s.log.WarnContext(ctx, "Refused to serve a receipt weaker than the logged one: the anchor's log entry verifies under no log key the federation can read",
+				"anchorID", ca.Name, "logKeys", len(logKeys))
+			return nil, &apiError{status: http.StatusServiceUnavailable, code: "receipt_log_unverifiable", retryAfter: receiptRetry,
+				message: "the log entry of " + ca.Name + " verifies under no log key the federation can read now; it will not serve " +
+					"that anchor's receipt without its log proof (a receipt weaker than one it may have served): keep the receipt " +
+					"you hold and try again later",
+				extra: map[string]any{"anchor_id": ca.Name}}
 		}
 	}
 	raw, err := federation.Receipt(fed, ca, key, logKey)
@@ -128,6 +151,21 @@ func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.Cross
 		return nil, err
 	}
 	return raw, nil
+}
+
+// receiptLogKeys are the log keys a receipt's log leg may verify under: the key of fed's
+// log now (receiptLogKey), then those of the logs it moved from (federation.OtherLogKeys).
+// The keys that cannot be read now are left out, and said so in the log.
+func (s *Server) receiptLogKeys(ctx context.Context, fed *fv1.Federation) []crypto.PublicKey {
+	keys := []crypto.PublicKey{}
+	if key := s.receiptLogKey(ctx, fed); key != nil {
+		keys = append(keys, key)
+	}
+	others, err := federation.OtherLogKeys(ctx, s.client, fed)
+	if err != nil {
+		s.log.WarnContext(ctx, "Failed to read the key of a log the federation used before", "error", err)
+	}
+	return append(keys, others...)
 }
 
 // receiptLogKey is the key receipts name for fed's log: the pinned or embedded key
@@ -148,6 +186,6 @@ func (s *Server) receiptLogKey(ctx context.Context, fed *fv1.Federation) crypto.
 		}
 		err = errors.Join(err, rerr)
 	}
-	s.log.WarnContext(ctx, "Serving pending receipts: the log's key is unknown", "error", err)
+	s.log.WarnContext(ctx, "The log's key is unknown: anchors it logged get no receipt until it is", "error", err)
 	return nil
 }

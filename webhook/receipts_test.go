@@ -12,6 +12,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -194,25 +196,32 @@ var _ = Describe("GET /federation/receipts and GET /receipts", Ordered, func() {
 		}
 	})
 
-	It("serves the pending receipt of an anchor whose status names a log entry the log's proof does not back", func() {
+	It("serves no receipt of an anchor whose status names a log entry the log's proof does not back: 503, never pending", func() {
 		// The attack: whoever can write status moves the log index; a receipt must not
-		// carry, signed, a log entry nothing proved.
+		// carry, signed, a log entry nothing proved. Nor may it fall back to the pending
+		// receipt: the anchor's logged receipt may have been served before (issue 33).
 		ca := logged(f.anchorOver("anchor-20261103-005", f.signingKey(), f.submission("receipts-alice-1")))
 		moved := ca.DeepCopy()
 		moved.Status.LogEntry.LogIndex += 1000
 		Expect(k8sClient.Status().Update(ctx, moved)).To(Succeed())
 		Eventually(func(g Gomega) {
 			a := doAuth(s, http.MethodGet, "/receipts?since=anchor-20261103-004", bearer(alice.key, nil), nil)
-			g.Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
-			var page receiptsResponse
-			g.Expect(json.Unmarshal(a.raw, &page)).To(Succeed())
-			g.Expect(page.Receipts).To(HaveLen(1))
-			rep, err := protocol.VerifyReceiptWith(page.Receipts[0], protocol.ReceiptVerifyOptions{FederationKey: fedPub, LogKey: logPub})
-			g.Expect(err).NotTo(HaveOccurred(), string(page.Receipts[0]))
-			g.Expect(rep.Receipt.AnchorID).To(Equal("anchor-20261103-005"))
-			g.Expect(rep.Receipt.TLogEntry).To(BeEmpty(), "the pending receipt")
-			g.Expect(rep.Receipt.TLogLogIndex).To(BeNil())
+			g.Expect(a.status).To(Equal(http.StatusServiceUnavailable), string(a.raw))
+			g.Expect(a.body).To(HaveKeyWithValue("error", "receipt_log_unverifiable"))
+			g.Expect(a.body).To(HaveKeyWithValue("anchor_id", "anchor-20261103-005"))
+			g.Expect(a.header.Get("Retry-After")).To(MatchRegexp(`^[1-9][0-9]*$`))
+			g.Expect(string(a.raw)).NotTo(ContainSubstring("tlog_entry"))
 		}).Should(Succeed())
+		var back fv1.CrossAnchor
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ca), &back)).To(Succeed())
+		back.Status.LogEntry.LogIndex = ca.Status.LogEntry.LogIndex
+		Expect(k8sClient.Status().Update(ctx, &back)).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := doAuth(s, http.MethodGet, "/receipts?since=anchor-20261103-004", bearer(alice.key, nil), nil)
+			g.Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+		}).Should(Succeed())
+		a := doAuth(s, http.MethodGet, "/receipts?since=anchor-20261103-004", bearer(alice.key, nil), nil)
+		Expect(anchorIDs(a)).To(Equal([]string{"anchor-20261103-005"}), "the logged receipt again")
 	})
 
 	It("still answers a withdrawn operator its receipts", func() {

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,15 +27,18 @@ type registerRequest struct {
 	Nonce             string `json:"nonce" doc:"A challenge from GET /federation/register/challenge."`
 	NonceSignature    string `json:"nonce_signature" doc:"Base64 Ed25519 signature over the nonce's UTF-8 bytes."`
 	ProofOfPossession string `json:"proof_of_possession" doc:"Base64 Ed25519 signature over \"register <org_name> <fingerprint>\"."`
+	// Cairn's: a rename signed with the registration, so that the contact is signed too.
+	RenameAt        string `json:"rename_at,omitempty" doc:"Optional, with rename_signature: the at of a rename (docs/PROTOCOL.md §6) of the operator to org_name and contact_email, RFC 3339 UTC within five minutes. The proof of possession does not sign contact_email: without a rename it is not shown."`
+	RenameSignature string `json:"rename_signature,omitempty" doc:"Optional, with rename_at: base64 Ed25519 signature by public_key_pem's key over \"rename \" and the RFC 8785 JSON of {at, contact, operator_id, org_name}."`
 }
 
 // registerResponse answers a registration once the controller has registered and logged
 // the operator.
 type registerResponse struct {
 	OperatorID   string   `json:"operator_id" example:"\"op_34750f98bd59fcfc\""`
-	OrgName      string   `json:"org_name"`
-	PublicKeyPEM string   `json:"public_key_pem"`
-	ContactEmail string   `json:"contact_email"`
+	OrgName      string   `json:"org_name" doc:"The name the operator signed (the proof of possession, or the rename sent with the registration)."`
+	PublicKeyPEM string   `json:"public_key_pem" doc:"The key the controller registered."`
+	ContactEmail string   `json:"contact_email" doc:"The contact the rename sent with the registration signs; empty without one."`
 	RegisteredAt string   `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
 	TLogLogIndex int64    `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
 	TLogURL      string   `json:"tlog_url,omitempty" doc:"Where the log serves the record, when it names one."`
@@ -99,8 +103,9 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	if fo.Status.Phase == fv1.PhasePending {
 		s.log.InfoContext(ctx, "Took a registration that awaits approval", "operatorID", fo.Status.OperatorID, "federationOperator", fo.Name)
-		writeJSON(w, http.StatusAccepted, pendingRegistration{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
-			PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact, Status: registrationPending,
+		org, contact, _ := federation.ShownOrganization(fo)
+		writeJSON(w, http.StatusAccepted, pendingRegistration{OperatorID: string(fo.Status.OperatorID), OrgName: org,
+			PublicKeyPEM: req.PublicKeyPEM, ContactEmail: contact, Status: registrationPending,
 			RequestedAt: fo.CreationTimestamp.UTC().Format(time.RFC3339)})
 		return
 	}
@@ -111,8 +116,8 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 
 // registration is the answer of registered fo, its registration logged.
 func registration(fo *fv1.FederationOperator) registerResponse {
-	return registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: fo.Spec.OrgName,
-		PublicKeyPEM: string(fo.Spec.PublicKeyPEM), ContactEmail: fo.Spec.Contact,
+	org, contact, key := shownOperator(fo)
+	return registerResponse{OperatorID: string(fo.Status.OperatorID), OrgName: org, PublicKeyPEM: key, ContactEmail: contact,
 		RegisteredAt: fo.Status.RegisteredAt.UTC().Format(time.RFC3339),
 		TLogLogIndex: fo.Status.RegistrationLogEntry.LogIndex, TLogURL: fo.Status.RegistrationLogEntry.URL,
 		Status: registrationActive, ApprovedBy: fo.Status.ApprovedBy}
@@ -162,6 +167,10 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 			message: "proof_of_possession is not this key's signature over \"register <org_name> <fingerprint>\""}
 	}
 	id := protocol.OperatorID(pub)
+	rename, err := registrationRename(req, pub, s.now())
+	if err != nil {
+		return nil, err
+	}
 	holder, err := federation.KeyHolder(ctx, s.client, &fv1.FederationOperator{ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace}}, id)
 	if err != nil {
 		return nil, err
@@ -178,7 +187,7 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 	fo := &fv1.FederationOperator{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: operatorObjectName(pub)},
 		Spec: fv1.FederationOperatorSpec{OrgName: req.OrgName, PublicKeyPEM: fv1.PublicKeyPEM(req.PublicKeyPEM),
-			Contact: req.ContactEmail, ProofOfPossession: fv1.Signature(req.ProofOfPossession)},
+			Contact: req.ContactEmail, ProofOfPossession: fv1.Signature(req.ProofOfPossession), Rename: rename},
 	}
 	switch err := s.client.Create(ctx, fo); {
 	case apierrors.IsAlreadyExists(err):
@@ -189,6 +198,29 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 		return nil, err
 	}
 	return fo, nil
+}
+
+// registrationRename is the rename sent with req (rename_at and rename_signature, both or
+// neither) of the operator of pub to org_name and contact_email, checked as the controller
+// checks it (federation.CheckRename): nil when req sends none.
+func registrationRename(req *registerRequest, pub ed25519.PublicKey, now time.Time) (*fv1.Rename, error) {
+	if req.RenameAt == "" && req.RenameSignature == "" {
+		return nil, nil
+	}
+	if req.RenameAt == "" || req.RenameSignature == "" {
+		return nil, &apiError{status: http.StatusBadRequest, code: "missing_fields",
+			message: "rename_at and rename_signature come together", extra: map[string]any{"fields": []string{"rename_at", "rename_signature"}}}
+	}
+	if err := checkStatementAt("rename_at", req.RenameAt, now); err != nil {
+		return nil, err
+	}
+	rn := &fv1.Rename{OrgName: req.OrgName, Contact: req.ContactEmail, At: fv1.Timestamp(req.RenameAt), Signature: fv1.Signature(req.RenameSignature)}
+	fo := &fv1.FederationOperator{Spec: fv1.FederationOperatorSpec{Rename: rn}}
+	fo.Status.OperatorID = fv1.OperatorID(protocol.OperatorID(pub))
+	if err := checkRename(fo, pub, now); err != nil {
+		return nil, err
+	}
+	return rn, nil
 }
 
 // operatorObjectName names the FederationOperator the API creates for pub: "op-" and the

@@ -72,7 +72,7 @@ func (s *Server) routes() []route {
 			errors: append([]errorDoc{
 				{http.StatusTooManyRequests, []string{"registration_rate_limited"}, "This client address made its registrations of the window (10 an hour unless configured); the Retry-After header says how many seconds until the oldest leaves the window."},
 				{http.StatusServiceUnavailable, []string{"too_many_pending_registrations", "federation_not_ready"}, "Under registration: approval, as many registrations as the federation holds await approval (1000 unless configured); or the Federation is not ready."},
-				{http.StatusBadRequest, []string{"missing_fields", "invalid_public_key", "invalid_field", "invalid_proof_of_possession"}, "A field is missing or malformed; missing_fields adds \"fields\", the sorted names."},
+				{http.StatusBadRequest, []string{"missing_fields", "invalid_public_key", "invalid_field", "invalid_proof_of_possession", "invalid_rename", "invalid_time", "time_out_of_window"}, "A field is missing or malformed (missing_fields adds \"fields\", the sorted names), or the rename sent with the registration does not verify or rename_at is more than five minutes from the federation's clock."},
 				{http.StatusUnauthorized, []string{"invalid_challenge", "challenge_expired", "challenge_replayed", "invalid_signature"}, "The nonce is not a challenge this federation issued, is older than five minutes or was used, or nonce_signature does not verify."},
 				{http.StatusBadRequest, []string{"registration_rejected"}, "The controller refused the operator; adds \"reason\", its condition reason."},
 				{http.StatusConflict, []string{"key_already_registered"}, "An operator holds or once held this key; adds \"operator_id\"."},
@@ -172,6 +172,16 @@ func (s *Server) routes() []route {
 				{http.StatusBadRequest, []string{"rotation_rejected"}, "The controller refused the rotation; adds \"reason\", its condition reason."},
 				{http.StatusGatewayTimeout, []string{"rotation_pending"}, "The controller did not rotate and log the key in time; it may still do so."},
 			}, bodyErrors...),
+		},
+		{
+			method: http.MethodPost, path: "/federation/rename",
+			summary: "Rename an operator's organization",
+			description: "Verifies the signature, by the operator's current key, over \"rename \" and the RFC 8785 JSON of {at, contact, " +
+				"operator_id, org_name} (at within five minutes, and later than the rename in force), writes it into the " +
+				"FederationOperator's spec.rename and answers once the controller has applied and logged it (a rename record). " +
+				"The name and contact shown (GET /federation/operator/{id}, the public page) are only ever those the operator signed.",
+			handler: http.HandlerFunc(s.serveRename), request: renameRequest{}, response: renameResponse{},
+			errors: renameErrors,
 		},
 		{
 			method: http.MethodPost, path: "/federation/anchor",

@@ -18,7 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// Signed statements (docs/PROTOCOL.md §6): a withdrawal and a key rotation. The API
+// Signed statements (docs/PROTOCOL.md §6): a withdrawal, a key rotation and a rename. The API
 // verifies each early with the functions the FederationOperator controller decides by,
 // writes it into the operator's spec with an Update at the resourceVersion it verified
 // against (so a concurrent change conflicts instead of being lost), and answers once the
@@ -39,6 +39,23 @@ func checkStatementAt(name, at string, now time.Time) error {
 				"); sign a new statement dated now", extra: map[string]any{"field": name}}
 	}
 	return nil
+}
+
+// requireFields is 400 missing_fields naming, sorted, the members of fields (name to
+// value) that are empty; nil when none is.
+func requireFields(fields map[string]string) error {
+	var names []string
+	for name, v := range fields {
+		if v == "" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return &apiError{status: http.StatusBadRequest, code: "missing_fields",
+		message: "missing fields: " + joinNames(names), extra: map[string]any{"fields": names}}
 }
 
 // registeredOperator returns, read fresh from the API server, the registered operator
@@ -130,10 +147,18 @@ func (s *Server) writeStatement(ctx context.Context, fo *fv1.FederationOperator)
 }
 
 // awaitVerdict reads fo from the cache until done says the controller applied the
-// statement, or the controller's SignatureVerified condition for fo's generation is
-// False with one of the refusal reasons (answered with refuse). Past the register
-// timeout it answers 504 with pendingCode.
+// statement, or the controller's condition cond (SignatureVerified for a rotation or a
+// withdrawal, OrganizationVerified for a rename) for fo's generation is False with one
+// of the refusal reasons (answered with refuse). Past the register timeout it answers
+// 504 with pendingCode.
 func (s *Server) awaitVerdict(parent context.Context, fo *fv1.FederationOperator, done func(*fv1.FederationOperator) bool,
+	refusals []string, refuse func(reason, msg string) *apiError, pendingCode, pendingMsg string,
+) (*fv1.FederationOperator, error) {
+	return s.awaitCondition(parent, fo, fv1.ConditionSignatureVerified, done, refusals, refuse, pendingCode, pendingMsg)
+}
+
+// awaitCondition is awaitVerdict reading the refusal from condition cond.
+func (s *Server) awaitCondition(parent context.Context, fo *fv1.FederationOperator, cond fv1.ConditionType, done func(*fv1.FederationOperator) bool,
 	refusals []string, refuse func(reason, msg string) *apiError, pendingCode, pendingMsg string,
 ) (*fv1.FederationOperator, error) {
 	ctx, cancel := context.WithTimeout(parent, s.regTimeout)
@@ -148,7 +173,7 @@ func (s *Server) awaitVerdict(parent context.Context, fo *fv1.FederationOperator
 			if done(&got) {
 				return &got, nil
 			}
-			c := meta.FindStatusCondition(got.Status.Conditions, string(fv1.ConditionSignatureVerified))
+			c := meta.FindStatusCondition(got.Status.Conditions, string(cond))
 			if c != nil && c.Status == "False" && c.ObservedGeneration >= gen && slices.Contains(refusals, c.Reason) {
 				return nil, refuse(c.Reason, c.Message)
 			}

@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/controllers"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // The suite runs the real API server (with the admission policy), the real controllers on
@@ -182,8 +183,10 @@ func (r registrant) body(nonce string) []byte {
 	pemText, err := marshalPub(r.key)
 	Expect(err).NotTo(HaveOccurred())
 	sig := signRaw(r.key, nonce)
+	rn, err := protocol.NewRename(r.key, protocol.OperatorID(r.key.Public().(ed25519.PublicKey)), r.org, "ops@example.org", time.Now())
+	Expect(err).NotTo(HaveOccurred())
 	b, err := json.Marshal(registerRequest{PublicKeyPEM: pemText, OrgName: r.org, ContactEmail: "ops@example.org",
-		Nonce: nonce, NonceSignature: sig, ProofOfPossession: proofOf(r.key, r.org)})
+		Nonce: nonce, NonceSignature: sig, ProofOfPossession: proofOf(r.key, r.org), RenameAt: rn.At, RenameSignature: rn.Signature})
 	Expect(err).NotTo(HaveOccurred())
 	return b
 }

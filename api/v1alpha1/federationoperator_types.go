@@ -37,7 +37,10 @@ type Withdrawal struct {
 // FederationOperatorSpec is one organization's registration, owned by that organization.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.withdrawal) || has(self.withdrawal)",message="a withdrawal cannot be removed"
 type FederationOperatorSpec struct {
-	// orgName is the organization's display name.
+	// orgName is the organization's name as the registration states it: the name the
+	// proof of possession signs. Once the operator is registered, editing it changes
+	// nothing the federation shows (it is reported, condition OrganizationVerified); a
+	// rename is spec.rename.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -47,7 +50,9 @@ type FederationOperatorSpec struct {
 	// +required
 	PublicKeyPEM PublicKeyPEM `json:"publicKeyPEM"`
 
-	// contact is how the federation reaches the organization (an e-mail address or URL).
+	// contact is how the federation reaches the organization (an e-mail address or URL),
+	// as the registration states it. The proof of possession does not sign it: it is shown
+	// only once spec.rename signs it.
 	// +optional
 	// +kubebuilder:validation:MaxLength=320
 	Contact string `json:"contact,omitempty"`
@@ -74,6 +79,14 @@ type FederationOperatorSpec struct {
 	// that this or any other operator holds or ever held.
 	// +optional
 	KeyRotation *KeyRotation `json:"keyRotation,omitempty"`
+
+	// rename is the operator's signed statement of its organization's name and contact
+	// (docs/PROTOCOL.md §6): once the controller accepts it, the federation shows its
+	// orgName and contact and logs a rename record. Signed by the operator's current key;
+	// its at must be later than the rename in force. Sent with a registration, it signs
+	// the contact from the start.
+	// +optional
+	Rename *Rename `json:"rename,omitempty"`
 }
 
 // KeyRotation is an operator's signed move to a new key. Both signatures cover the new
@@ -199,6 +212,15 @@ type FederationOperatorStatus struct {
 	// +optional
 	Head *SubmissionHead `json:"head,omitempty"`
 
+	// organization lists the organization names and contacts the federation verified for
+	// the operator, oldest first; the last is the one shown. The first is the name the
+	// registration's proof of possession signs, each later one a signed rename. The
+	// controller drops logged renames past the last 16 (the log keeps them all).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Organization []OrganizationRecord `json:"organization,omitempty"`
+
 	// keyHistory lists every key the operator has held, oldest first.
 	// +optional
 	// +listType=atomic
@@ -217,7 +239,7 @@ type FederationOperatorStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=fo,categories=cairn
-// +kubebuilder:printcolumn:name="Org",type=string,JSONPath=`.spec.orgName`
+// +kubebuilder:printcolumn:name="Org",type=string,JSONPath=`.status.organization[-1:].orgName`,description="The organization name the operator signed (its last rename, else its registration)"
 // +kubebuilder:printcolumn:name="Operator ID",type=string,JSONPath=`.status.operatorID`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Last Submission",type=string,JSONPath=`.status.head.submission`

@@ -55,7 +55,7 @@ are refused until a command is run with --trust-new-key.`,
 	pf.DurationVar(&o.timeout, "timeout", o.timeout, "give up on the federation after this long")
 	cmd.AddCommand(newFederationVerifyCommand(o), newFederationRegisterCommand(o), newFederationStatusCommand(o),
 		newFederationSubmitCommand(o), newFederationReceiptsCommand(o), newFederationWithdrawCommand(o),
-		newFederationRotateKeyCommand(o), newFederationAuditCommand(o))
+		newFederationRotateKeyCommand(o), newFederationRenameCommand(o), newFederationAuditCommand(o))
 	return cmd
 }
 

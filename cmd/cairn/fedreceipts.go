@@ -41,12 +41,18 @@ signed again when its log proof arrives or the federation rotates its key); one 
 not verify is reported and not written, and so is one whose file holds another anchor's
 receipt (another cross_anchor_hash under the same anchor ID): the kept copy stays.
 
+Receipts only get stronger: a served receipt never replaces a kept copy of the same anchor
+that has more verified legs (its federation signature, then its log proof, each checked
+under the keys the kept copy names). A logged receipt, the operator's copy of the log's
+proof, is never replaced by a pending one; the command says so (KEPT) and exits 3.
+
 The federation's current keys are checked against the pins first: another key is refused
 unless --trust-new-key is given, which pins the new one.
 
-Exit status: 0 every receipt verified and was written, 3 one or more did not verify or
-named a kept anchor's ID (the others were written) or the federation presents keys other than those pinned, 1 the
-federation could not be reached, 2 the arguments are wrong.`,
+Exit status: 0 every receipt verified and was written (or was unchanged), 3 one or more
+did not verify, named a kept anchor's ID or was weaker than the kept copy (the others were
+written), or the federation presents keys other than those pinned, 1 the federation could
+not be reached, 2 the arguments are wrong.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, fo)
@@ -65,6 +71,16 @@ type receiptsResult struct {
 	Written   []string         `json:"written"`
 	Unchanged []string         `json:"unchanged"`
 	Refused   []refusedReceipt `json:"refused"`
+	// Weaker are receipts that verified but prove less than the copy kept: not written.
+	Weaker []weakerReceipt `json:"weaker"`
+}
+
+// weakerReceipt is a served receipt with fewer verified legs (protocol.ReceiptLegs) than
+// the kept copy of the same anchor's: the kept one stays.
+type weakerReceipt struct {
+	AnchorID   string `json:"anchor_id"`
+	KeptLegs   int    `json:"kept_legs"`
+	ServedLegs int    `json:"served_legs"`
 }
 
 // refusedReceipt is a receipt that did not verify.
@@ -94,7 +110,7 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err := os.MkdirAll(o.outputDir, 0o755); err != nil {
 		return err
 	}
-	res := receiptsResult{Written: []string{}, Unchanged: []string{}, Refused: []refusedReceipt{}}
+	res := receiptsResult{Written: []string{}, Unchanged: []string{}, Refused: []refusedReceipt{}, Weaker: []weakerReceipt{}}
 	err = eachReceipt(ctx, c, o.since, func(raw json.RawMessage) error {
 		return o.keep(raw, keys, &res)
 	})
@@ -104,8 +120,9 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err := printReceiptsResult(cmd.OutOrStdout(), fo.json, o.outputDir, res); err != nil {
 		return err
 	}
-	if len(res.Refused) > 0 {
-		return silentError{fmt.Errorf("%d receipts did not verify: %w", len(res.Refused), protocol.ErrMismatch)}
+	if len(res.Refused) > 0 || len(res.Weaker) > 0 {
+		return silentError{fmt.Errorf("%d receipts did not verify, %d were weaker than the kept copies: %w",
+			len(res.Refused), len(res.Weaker), protocol.ErrMismatch)}
 	}
 	return nil
 }
@@ -158,6 +175,11 @@ func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *rece
 				path, kept, report.Receipt.CrossAnchorHash)})
 			return nil
 		}
+		// Receipts only get stronger: the kept copy may be the only one of its log proof.
+		if keptLegs, servedLegs := protocol.ReceiptLegs(old, keys.log), protocol.ReceiptLegs(raw, keys.log); servedLegs < keptLegs {
+			res.Weaker = append(res.Weaker, weakerReceipt{AnchorID: id, KeptLegs: keptLegs, ServedLegs: servedLegs})
+			return nil
+		}
 	}
 	if err := atomicfile.Write(path, raw, 0o644); err != nil {
 		return err
@@ -191,7 +213,22 @@ func printReceiptsResult(w io.Writer, asJSON bool, dir string, res receiptsResul
 	for _, r := range res.Refused {
 		fmt.Fprintf(&b, "REFUSED   %s: %s\n", r.AnchorID, r.Error)
 	}
-	fmt.Fprintf(&b, "%d written, %d unchanged, %d refused\n", len(res.Written), len(res.Unchanged), len(res.Refused))
+	for _, r := range res.Weaker {
+		fmt.Fprintf(&b, "KEPT      %s: the federation served a weaker receipt (%s) than the one kept (%s): kept, not replaced\n",
+			r.AnchorID, legsName(r.ServedLegs), legsName(r.KeptLegs))
+	}
+	fmt.Fprintf(&b, "%d written, %d unchanged, %d refused, %d weaker kept\n", len(res.Written), len(res.Unchanged), len(res.Refused), len(res.Weaker))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// legsName says what a receipt with n verified legs proves.
+func legsName(n int) string {
+	switch n {
+	case protocol.LegsLogged:
+		return "signed and logged, its log proof verified"
+	case protocol.LegsSigned:
+		return "signed, no log proof"
+	}
+	return "nothing verified"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,9 @@ func newFederationRegisterCommand(fo *federationOptions) *cobra.Command {
 		Short: "Register this organization's key with a federation",
 		Long: `Register an operator: ask the federation for a challenge, sign it (a nonce without the
 cairn-challenge: prefix is refused: the key signs nothing else), and post the public key,
-the organization, the signed challenge and a proof of possession. Prints the operator ID.
+the organization, the signed challenge and a proof of possession. With --contact, a rename
+signed by the key is sent too: the proof of possession signs no contact, and the federation
+shows none that the operator did not sign. Prints the operator ID.
 
 On success the operator (its ID and the path of the private key, never the key) is
 recorded in <config-dir>/federations/<host>/operator.json, the federation becomes the
@@ -65,7 +68,10 @@ type dryRunRegistration struct {
 	ContactEmail      string `json:"contact_email"`
 	ProofOfPossession string `json:"proof_of_possession"`
 	OperatorID        string `json:"operator_id"`
-	Note              string `json:"note"`
+	// Rename signs the contact (the proof of possession does not): a GitOps registration
+	// puts it in spec.rename.
+	Rename *protocol.Rename `json:"rename,omitempty"`
+	Note   string           `json:"note"`
 }
 
 func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
@@ -90,11 +96,19 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	id := protocol.OperatorID(pub)
 	stdout := cmd.OutOrStdout()
 	if o.dryRun {
-		return writeIndentedJSON(stdout, dryRunRegistration{
+		dry := dryRunRegistration{
 			PublicKeyPEM: string(pubText), OrgName: o.org, ContactEmail: o.contact,
 			ProofOfPossession: protocol.SignRegistration(key, o.org), OperatorID: id,
 			Note: "dry run: nothing was sent; registering also fetches a challenge and posts its signature (nonce, nonce_signature)",
-		})
+		}
+		if o.contact != "" {
+			rn, err := protocol.NewRename(key, id, o.org, o.contact, time.Now())
+			if err != nil {
+				return usageError{err}
+			}
+			dry.Rename = &rn
+		}
+		return writeIndentedJSON(stdout, dry)
 	}
 	s, err := fo.connect(cmd, nil)
 	if err != nil {

@@ -25,7 +25,9 @@ func (c *Client) Challenge(ctx context.Context) (*Challenge, error) {
 }
 
 // PrepareRegistration gets a challenge and returns the registration of key for orgName
-// (contactEmail may be empty), signed and ready for PostRegistration. It refuses, and
+// (contactEmail may be empty), signed and ready for PostRegistration. A contact is signed
+// with a rename (protocol.NewRename, dated by the client's clock) sent with it: the
+// federation shows no contact the operator did not sign. It refuses, and
 // posts nothing, when the federation's nonce is not a challenge (protocol.SignChallenge):
 // the key signs nothing else.
 func (c *Client) PrepareRegistration(ctx context.Context, key ed25519.PrivateKey, orgName, contactEmail string) (*RegisterRequest, error) {
@@ -44,20 +46,28 @@ func (c *Client) PrepareRegistration(ctx context.Context, key ed25519.PrivateKey
 	if err != nil {
 		return nil, fmt.Errorf("client: the federation's challenge: %w", err)
 	}
-	return &RegisterRequest{
+	reg := &RegisterRequest{
 		PublicKeyPEM:      string(pemText),
 		OrgName:           orgName,
 		ContactEmail:      contactEmail,
 		Nonce:             ch.Nonce,
 		NonceSignature:    sig,
 		ProofOfPossession: protocol.SignRegistration(key, orgName),
-	}, nil
+	}
+	if contactEmail != "" { // the proof of possession signs no contact: a rename does
+		rn, err := protocol.NewRename(key, protocol.OperatorID(key.Public().(ed25519.PublicKey)), orgName, contactEmail, c.now())
+		if err != nil {
+			return nil, fmt.Errorf("client: sign the contact: %w", err)
+		}
+		reg.RenameAt, reg.RenameSignature = rn.At, rn.Signature
+	}
+	return reg, nil
 }
 
 // PostRegistration posts a registration made by PrepareRegistration.
 func (c *Client) PostRegistration(ctx context.Context, reg *RegisterRequest) (*Registration, error) {
 	var out Registration
-	if err := c.postJSON(ctx, "/federation/register", reg, authNone, &out); err != nil {
+	if err := c.postJSON(ctx, "/federation/register", reg, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -150,7 +160,7 @@ func (c *Client) Withdraw(ctx context.Context) (*Withdrawn, error) {
 		w.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, protocol.WithdrawalMessage(w.OperatorID, w.At)))
 	}
 	var out Withdrawn
-	if err := c.postJSON(ctx, "/federation/withdraw", w, authNone, &out); err != nil {
+	if err := c.postJSON(ctx, "/federation/withdraw", w, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -172,20 +182,41 @@ func (c *Client) RotateKey(ctx context.Context, newKey ed25519.PrivateKey) (*Rot
 	// The signatures cover the new key and the time, not the ID: name the registered one.
 	rot.OperatorID = c.operatorID
 	var out Rotated
-	if err := c.postJSON(ctx, "/federation/rotate-key", rot, authNone, &out); err != nil {
+	if err := c.postJSON(ctx, "/federation/rotate-key", rot, &out); err != nil {
 		return nil, err
 	}
 	c.key = newKey
 	return &out, nil
 }
 
-// postJSON posts v as JSON to path and decodes the answer into out.
-func (c *Client) postJSON(ctx context.Context, path string, v any, auth authKind, out any) error {
+// Rename states, signed by the client operator's current key, its organization's name
+// and contact (protocol.NewRename, dated by the client's clock, naming the registered
+// operator ID); contact may be empty. It answers once the federation has applied and
+// logged it: from then on the federation shows these, and only an operator-signed rename
+// changes them.
+func (c *Client) Rename(ctx context.Context, orgName, contact string) (*Renamed, error) {
+	if err := c.checkAuth(authOperator); err != nil {
+		return nil, err
+	}
+	rn, err := protocol.NewRename(c.operatorKey(), c.operatorID, orgName, contact, c.now())
+	if err != nil {
+		return nil, fmt.Errorf("client: make the rename: %w", err)
+	}
+	var out Renamed
+	if err := c.postJSON(ctx, "/federation/rename", rn, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// postJSON posts v as JSON to path, with no authorization (the body is a signed
+// statement), and decodes the answer into out.
+func (c *Client) postJSON(ctx context.Context, path string, v any, out any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("client: encode the %s body: %w", path, err)
 	}
-	return c.do(ctx, request{method: http.MethodPost, path: path, body: body, auth: auth}, out)
+	return c.do(ctx, request{method: http.MethodPost, path: path, body: body, auth: authNone}, out)
 }
 
 // setPage adds the paging parameters to q.

@@ -49,6 +49,10 @@ func TestRegisterSignsTheChallenge(t *testing.T) {
 		if req.ContactEmail != "ops@example.org" {
 			t.Errorf("contact_email %q", req.ContactEmail)
 		}
+		rn := protocol.Rename{OperatorID: protocol.OperatorID(pub), OrgName: req.OrgName, Contact: req.ContactEmail, At: req.RenameAt, Signature: req.RenameSignature}
+		if err := rn.Verify(pub, time.Now()); err != nil {
+			t.Errorf("the rename signing the contact: %v", err)
+		}
 		writeTestJSON(w, 200, map[string]any{"operator_id": protocol.OperatorID(pub), "org_name": req.OrgName,
 			"registered_at": "2026-11-24T09:00:00Z", "tlog_log_index": 4})
 	})
@@ -329,4 +333,29 @@ func exportFile(t *testing.T, export []byte) *os.File {
 	}
 	t.Cleanup(func() { _ = fh.Close() })
 	return fh
+}
+
+// TestRenameAfterRotation renames an operator that rotated its key: the rename names the
+// registered ID and is signed by the current key.
+func TestRenameAfterRotation(t *testing.T) {
+	newKey, id := testKey(2), testID(1) // testID(1) is the first key's ID
+	newPub := newKey.Public().(ed25519.PublicKey)
+	f := newFake(t, newKey, id, func(w http.ResponseWriter, _ *http.Request, body []byte) {
+		var rn protocol.Rename
+		if err := json.Unmarshal(body, &rn); err != nil {
+			t.Errorf("rename body: %v", err)
+		}
+		if err := rn.VerifyAs(id, newPub, time.Now()); err != nil || rn.OrgName != "Acme GmbH" || rn.Contact != "sec@acme.example" {
+			t.Errorf("rename %+v: %v", rn, err)
+		}
+		writeTestJSON(w, 200, map[string]any{"operator_id": id, "org_name": rn.OrgName, "contact": rn.Contact, "renamed_at": rn.At, "tlog_log_index": 9})
+	})
+	c := newTestClient(t, f, newKey, id, nil)
+	got, err := c.Rename(context.Background(), "Acme GmbH", "sec@acme.example")
+	if err != nil || got.OrgName != "Acme GmbH" || got.TLogLogIndex != 9 {
+		t.Fatalf("Rename: %+v, %v", got, err)
+	}
+	if f.requests("POST /federation/rename") != 1 {
+		t.Errorf("%d posts, want 1", f.requests("POST /federation/rename"))
+	}
 }

@@ -19,6 +19,11 @@ type RegisterRequest struct {
 	Nonce             string `json:"nonce"`
 	NonceSignature    string `json:"nonce_signature"`
 	ProofOfPossession string `json:"proof_of_possession"`
+	// RenameAt and RenameSignature are the rename (protocol.Rename) of the operator to
+	// OrgName and ContactEmail sent with the registration: what signs the contact, which
+	// the proof of possession does not. Empty when no contact is given.
+	RenameAt        string `json:"rename_at,omitempty"`
+	RenameSignature string `json:"rename_signature,omitempty"`
 }
 
 // Registration answers POST /federation/register (and POST
@@ -230,6 +235,16 @@ type Rotated struct {
 	RotatedAt      string `json:"rotated_at"`
 	TLogLogIndex   int64  `json:"tlog_log_index"`
 	TLogURL        string `json:"tlog_url,omitempty"`
+}
+
+// Renamed answers POST /federation/rename.
+type Renamed struct {
+	OperatorID   string `json:"operator_id"`
+	OrgName      string `json:"org_name"`
+	Contact      string `json:"contact"`
+	RenamedAt    string `json:"renamed_at"`
+	TLogLogIndex int64  `json:"tlog_log_index"`
+	TLogURL      string `json:"tlog_url,omitempty"`
 }
 
 // LogSnapshots answers GET /federation/log/snapshots.

@@ -188,6 +188,8 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"new_key_signature", rot.NewKeySignature},
 	)
 
+	xs = append(xs, renameExample(tb, opKey))
+
 	// A cross-anchor of two operators and its receipt.
 	ps := []Participant{
 		{OperatorID: "op_9b1d6b5e0c2f4a71", ChainSignature: ChainSignature(secret, e2.HMACHash, 2)},

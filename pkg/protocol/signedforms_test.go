@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -91,6 +92,14 @@ func signedForms(t *testing.T, key ed25519.PrivateKey, now time.Time) []signedFo
 		t.Fatal(err)
 	}
 	header, headerSig := signedFormsHeader(t, key)
+	ren, err := NewRename(key, id, "Acme Research", "ops@acme.example", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renMsg, err := RenameMessage(ren.OperatorID, ren.OrgName, ren.Contact, ren.At)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	return []signedForm{
 		{"challenge", ChallengePrefix, []byte(challenge), challengeSig,
@@ -152,6 +161,19 @@ func signedForms(t *testing.T, key ed25519.PrivateKey, now time.Time) []signedFo
 					}
 				}
 				return err
+			}},
+		{"rename", RenameLead, renMsg, ren.Signature,
+			func(_ *testing.T, pub ed25519.PublicKey, msg []byte, sig string) error {
+				body, ok := bytes.CutPrefix(msg, []byte(RenameLead))
+				var st renameStatement
+				if !ok || json.Unmarshal(body, &st) != nil {
+					return errNotThisForm
+				}
+				r := Rename{OperatorID: st.OperatorID, OrgName: st.OrgName, Contact: st.Contact, At: st.At, Signature: sig}
+				if again, err := RenameMessage(r.OperatorID, r.OrgName, r.Contact, r.At); err != nil || !bytes.Equal(again, msg) {
+					return errNotThisForm
+				}
+				return r.VerifyAs(OperatorID(pub), pub, now)
 			}},
 		{"export header", "{", header, headerSig,
 			func(_ *testing.T, pub ed25519.PublicKey, msg []byte, sig string) error {

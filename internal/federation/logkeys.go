@@ -1,0 +1,58 @@
+package federation
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
+)
+
+// A federation that moved from its embedded log to Rekor (or back) keeps the anchors the
+// other log recorded: their log legs verify under that log's key, not the current one.
+// Whoever serves such an anchor's log leg looks for the key among the federation's log
+// keys (LogKeyCandidates), never settling for "not logged" when status says it was.
+
+// HasLogLeg reports whether ca's status records a completed log leg: the federation may
+// then have served ca's logged receipt, and must never serve it pending again.
+func HasLogLeg(ca *fv1.CrossAnchor) bool {
+	return ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.InclusionProof != nil
+}
+
+// OtherLogKeys returns the keys of the logs fed does not use now but may have used: the
+// embedded log's key, from its Secret, while fed uses Rekor; the Rekor key spec pins,
+// while fed uses its embedded log. A key that is absent or does not parse is left out;
+// err joins why, for the caller's log. Both are the federation's own trust anchors (its
+// log key Secret, its GitOps spec), so a log leg that verifies under one is the
+// federation's.
+func OtherLogKeys(ctx context.Context, c client.Reader, fed *fv1.Federation) ([]crypto.PublicKey, error) {
+	if fed.Spec.TransparencyLog.Type != fv1.TransparencyLogRekor {
+		pemText := fed.Spec.TransparencyLog.PublicKeyPEM
+		if pemText == "" {
+			return nil, nil
+		}
+		key, err := protocol.ParseLogPublicKeyPEM([]byte(pemText))
+		if err != nil {
+			return nil, fmt.Errorf("the pinned Rekor key of a log used before: %w", err)
+		}
+		return []crypto.PublicKey{key}, nil
+	}
+	var s corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: LogKeySecretName(fed)}, &s); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	pemText, err := tlog.LogKeyPEM(string(s.Data[LogKeySecretKey]))
+	if err != nil {
+		return nil, fmt.Errorf("the embedded log's key of a log used before: %w", err)
+	}
+	key, err := protocol.ParseLogPublicKeyPEM(pemText)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded log's key of a log used before: %w", err)
+	}
+	return []crypto.PublicKey{key}, nil
+}
