@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -118,53 +116,4 @@ func decodeJSON(r *http.Request, v any) error {
 			message: fmt.Sprintf("the request body is over %d bytes", tooBig.Limit)}
 	}
 	return &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body is not the expected JSON object: " + err.Error()}
-}
-
-// addressLimiter is a token bucket per client address.
-type addressLimiter struct {
-	perSecond rate.Limit
-	burst     int
-	now       func() time.Time
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	limiter *rate.Limiter
-	seen    time.Time
-}
-
-// maxAddresses bounds the limiter's memory: past it, buckets idle for a minute go (a
-// bucket idle that long is full again, so forgetting it changes nothing).
-const maxAddresses = 10000
-
-func newAddressLimiter(perSecond float64, burst int, now func() time.Time) *addressLimiter {
-	return &addressLimiter{perSecond: rate.Limit(perSecond), burst: burst, now: now, buckets: map[string]*bucket{}}
-}
-
-// allow takes a token of addr's bucket; when there is none it returns how long until one.
-func (l *addressLimiter) allow(addr string) (time.Duration, bool) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[addr]
-	if b == nil {
-		if len(l.buckets) >= maxAddresses {
-			for a, old := range l.buckets {
-				if now.Sub(old.seen) > time.Minute {
-					delete(l.buckets, a)
-				}
-			}
-		}
-		b = &bucket{limiter: rate.NewLimiter(l.perSecond, l.burst)}
-		l.buckets[addr] = b
-	}
-	b.seen = now
-	res := b.limiter.ReserveN(now, 1)
-	if delay := res.DelayFrom(now); delay > 0 {
-		res.CancelAt(now)
-		return delay, false
-	}
-	return 0, true
 }

@@ -223,7 +223,7 @@ func New(o Options) (*Server, error) {
 // ServeHTTP applies the rate limit and the body limit, then routes r.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.limiter != nil {
-		if wait, ok := s.limiter.allow(s.clientAddress(r)); !ok {
+		if wait, ok := s.limiter.allow(addressKey(s.clientAddress(r))); !ok {
 			writeError(w, &apiError{status: http.StatusTooManyRequests, code: "rate_limited", retryAfter: wait,
 				message: "too many requests from this address; retry after the Retry-After seconds"})
 			return
