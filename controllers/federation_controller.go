@@ -77,9 +77,11 @@ func (r *FederationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	result, err := r.sync(ctx, &fed, &evs)
 	fed.Status.ObservedGeneration = fed.Generation
 	if !equality.Semantic.DeepEqual(&base.Status, &fed.Status) {
-		// A merge patch of what this reconcile changed: the API writes the status's
-		// apiSuspensions and apiApprovals, which this controller only reads.
-		if werr := r.Status().Patch(ctx, &fed, client.MergeFrom(base)); werr != nil {
+		// A merge patch of what this reconcile changed (the API writes the status's
+		// apiSuspensions and apiApprovals, which this controller only reads), at the
+		// resourceVersion it read: a reconcile of a stale copy from the cache must not
+		// write, or it would undo what the one before it did (a key rotation twice).
+		if werr := r.Status().Patch(ctx, &fed, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); werr != nil {
 			return result, errors.Join(err, werr)
 		}
 	}

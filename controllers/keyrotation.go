@@ -73,7 +73,7 @@ func (r *FederationReconciler) rotateKey(ctx context.Context, fed *fv1.Federatio
 	if logKey == nil {
 		return oldKey, nil // the log is down: keep the old key and try again
 	}
-	entry, err := logRecord(ctx, r.Client, r.Logs, fed.Namespace, func(string) any { return record })
+	entry, err := logSignedRecord(ctx, r.Client, r.Logs, fed, oldKey, record)
 	r.noteLogged(fed, "rotation record", err)
 	if entry == nil {
 		return oldKey, nil // the log is down: keep the old key and try again

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/ed25519"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +25,14 @@ func logRecord(ctx context.Context, c client.Client, logs *Logs, namespace strin
 	if err != nil {
 		return nil, err
 	}
-	content, err := canonical.Marshal(record(fed.Namespace + "/" + fed.Name))
+	return logSignedRecord(ctx, c, logs, fed, key, record(fed.Namespace+"/"+fed.Name))
+}
+
+// logSignedRecord logs record in fed's log signed by key, which the caller chose (a key
+// rotation's record is signed by the key it retires, whatever the cache says is current),
+// and keeps its text in the record book.
+func logSignedRecord(ctx context.Context, c client.Client, logs *Logs, fed *fv1.Federation, key ed25519.PrivateKey, record any) (*fv1.LogEntry, error) {
+	content, err := canonical.Marshal(record)
 	if err != nil {
 		return nil, err
 	}
