@@ -76,6 +76,9 @@ type Options struct {
 	Namespaces []string
 	// FederationMaxBodyBytes caps a request body of the federation API.
 	FederationMaxBodyBytes int64
+	// FederationSidecarQuotaBytes bounds the distinct sidecar bytes one operator's
+	// submissions name; FederationSidecarStorageBytes what the sidecar store holds.
+	FederationSidecarQuotaBytes, FederationSidecarStorageBytes int64
 	// FederationRateLimit is how many requests a second one client address may send the
 	// federation API on average (bursts of webhook.DefaultRateBurst); negative: no limit.
 	FederationRateLimit float64
@@ -123,16 +126,19 @@ type WebhookOptions struct {
 // NewOptions returns the defaults for a manager running in a cluster.
 func NewOptions() *Options {
 	return &Options{
-		MetricsBindAddress:          ":8443",
-		MetricsSecure:               true,
-		HealthProbeBindAddress:      ":8081",
-		LogDir:                      "/var/lib/cairn/tlog",
-		Webhooks:                    WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
-		FederationBindAddress:       ":8088",
-		Federation:                  "cairn-system/cairn",
-		FederationMaxBodyBytes:      webhook.DefaultMaxBodyBytes,
-		FederationRateLimit:         webhook.DefaultRatePerSecond,
-		FederationOperatorRateLimit: webhook.DefaultOperatorRatePerSecond,
+		MetricsBindAddress:     ":8443",
+		MetricsSecure:          true,
+		HealthProbeBindAddress: ":8081",
+		LogDir:                 "/var/lib/cairn/tlog",
+		Webhooks:               WebhookOptions{Port: 9443, CertDir: "/tmp/k8s-webhook-server/serving-certs"},
+		FederationBindAddress:  ":8088",
+		Federation:             "cairn-system/cairn",
+		FederationMaxBodyBytes: webhook.DefaultMaxBodyBytes,
+
+		FederationSidecarQuotaBytes:   webhook.DefaultOperatorSidecarQuotaBytes,
+		FederationSidecarStorageBytes: webhook.DefaultSidecarStorageBytes,
+		FederationRateLimit:           webhook.DefaultRatePerSecond,
+		FederationOperatorRateLimit:   webhook.DefaultOperatorRatePerSecond,
 
 		FederationRegistrationLimit:       webhook.DefaultRegistrationLimit,
 		FederationRegistrationWindow:      webhook.DefaultRegistrationWindow,
@@ -169,6 +175,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"comma-separated namespaces the manager watches, the only ones it needs RBAC in (default: every namespace)")
 	fs.Int64Var(&o.FederationMaxBodyBytes, "federation-max-body-bytes", o.FederationMaxBodyBytes,
 		"largest request body the federation API reads; larger ones are answered 413")
+	fs.Int64Var(&o.FederationSidecarQuotaBytes, "federation-sidecar-quota-bytes", o.FederationSidecarQuotaBytes,
+		"distinct sidecar bytes one operator's submissions may name, past which submit answers 413 sidecar_quota_exceeded")
+	fs.Int64Var(&o.FederationSidecarStorageBytes, "federation-sidecar-storage-bytes", o.FederationSidecarStorageBytes,
+		"sidecar bytes the store may hold (size it below the volume's free space), past which submit answers 507 sidecar_storage_full")
 	fs.Float64Var(&o.FederationRateLimit, "federation-rate-limit", o.FederationRateLimit,
 		"requests a second one client address may send the federation API on average, past which it answers 429 (negative: no limit)")
 	fs.Float64Var(&o.FederationOperatorRateLimit, "federation-operator-rate-limit", o.FederationOperatorRateLimit,
@@ -225,8 +235,14 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--federation %q: namespace %s is not among --namespaces %s, so the manager would never see it",
 				o.Federation, fed.Namespace, strings.Join(o.Namespaces, ",")))
 		}
-		if o.FederationMaxBodyBytes <= 0 {
-			errs = append(errs, fmt.Errorf("--federation-max-body-bytes %d: must be positive", o.FederationMaxBodyBytes))
+		for _, l := range [...]struct {
+			flag  string
+			value int64
+		}{{"federation-max-body-bytes", o.FederationMaxBodyBytes}, {"federation-sidecar-quota-bytes", o.FederationSidecarQuotaBytes},
+			{"federation-sidecar-storage-bytes", o.FederationSidecarStorageBytes}} {
+			if l.value <= 0 {
+				errs = append(errs, fmt.Errorf("--%s %d: must be positive", l.flag, l.value))
+			}
 		}
 		for _, l := range [...]struct {
 			flag  string
@@ -376,6 +392,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 	}
 	srv, err := webhook.New(webhook.Options{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(), Federation: fed,
 		MaxBodyBytes: o.FederationMaxBodyBytes, LogDir: o.LogDir, SidecarDir: o.sidecarDir(), Now: o.Now,
+		OperatorSidecarQuotaBytes: o.FederationSidecarQuotaBytes, SidecarStorageBytes: o.FederationSidecarStorageBytes,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit,
 		RegistrationLimit: o.FederationRegistrationLimit, RegistrationWindow: o.FederationRegistrationWindow,
 		MaxPendingRegistrations: o.FederationMaxPendingRegistrations, TrustedProxies: proxies})

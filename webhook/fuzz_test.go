@@ -16,6 +16,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
 
 // fuzzBodyLimit is the body limit of FuzzRequestBodies.
@@ -78,6 +79,7 @@ func FuzzRequestBodies(f *testing.F) {
 		token: &protocol.Token{Nonce: protocol.ChallengePrefix + strings.Repeat("A", 75)},
 		now:   time.Now(),
 	}
+	store := sidecar.NewStore(f.TempDir())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return
@@ -92,7 +94,9 @@ func FuzzRequestBodies(f *testing.F) {
 		case "/federation/rotate-key":
 			v, again = &rotateKeyRequest{}, &rotateKeyRequest{}
 		case "/federation/submit":
-			report, _, err := readExport(fuzzRequest(body).Body, "application/json", auth)
+			intake := &sidecarIntake{store: store}
+			defer intake.discard()
+			report, err := readExport(fuzzRequest(body).Body, "application/json", auth, intake)
 			if err != nil {
 				checkBodyError(t, route, err, "malformed_json", "body_too_large", "export_verification_failed",
 					"invalid_sidecar", "too_many_sidecars", "sidecar_too_large")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -112,6 +113,19 @@ type Options struct {
 	// SidecarDir is the directory of the attestation sidecars' store (pkg/sidecar), on the
 	// volume every replica mounts. Empty: submissions with sidecars are answered 503.
 	SidecarDir string
+	// MaxSubmissionsInFlight and MaxOperatorSubmissionsInFlight bound the submissions
+	// this replica reads and waits on at once, in all and of one operator;
+	// SidecarBytesInFlight and OperatorSidecarBytesInFlight the sidecar bytes they hold
+	// (submit_budget.go). 0 means the defaults.
+	MaxSubmissionsInFlight, MaxOperatorSubmissionsInFlight int
+	SidecarBytesInFlight, OperatorSidecarBytesInFlight     int64
+	// OperatorSidecarQuotaBytes bounds the distinct sidecar bytes one operator's
+	// submissions name, SidecarStorageBytes what the store holds (sidecar_quota.go); 0
+	// means the defaults.
+	OperatorSidecarQuotaBytes, SidecarStorageBytes int64
+	// SidecarSweepInterval is how often a running server sweeps the sidecar store; 0
+	// means DefaultSidecarSweepInterval.
+	SidecarSweepInterval time.Duration
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the HTTP server's
 	// (http.Server's fields of the same names) when it runs as a Runnable; 0 means
 	// DefaultReadHeaderTimeout and the others.
@@ -145,8 +159,16 @@ type Server struct {
 	logDir   string
 	// sidecars is the sidecar store; nil without Options.SidecarDir.
 	sidecars *sidecar.Store
-	version  version.Info
-	log      *slog.Logger
+	// inFlight bounds the submissions in flight and the sidecar bytes they hold.
+	inFlight *inFlight
+	// sidecarQuota and sidecarStorage are the operator's and the store's bounds;
+	// sidecarsStored is the store's size as last measured, plus what was kept since.
+	sidecarQuota, sidecarStorage int64
+	sidecarsStored               atomic.Int64
+	sweepInterval                time.Duration
+	informers                    cache.Informers
+	version                      version.Info
+	log                          *slog.Logger
 	// pageRows is how many rows of each table the public page shows (pageSize; tests
 	// page smaller).
 	pageRows int
@@ -176,6 +198,10 @@ func New(o Options) (*Server, error) {
 	if o.SidecarDir != "" {
 		s.sidecars = sidecar.NewStore(o.SidecarDir)
 	}
+	s.inFlight, s.informers = newInFlight(o), o.Informers
+	s.sidecarQuota = orDefaultBytes(o.OperatorSidecarQuotaBytes, DefaultOperatorSidecarQuotaBytes)
+	s.sidecarStorage = orDefaultBytes(o.SidecarStorageBytes, DefaultSidecarStorageBytes)
+	s.sweepInterval = orDefault(o.SidecarSweepInterval, DefaultSidecarSweepInterval)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -313,6 +339,7 @@ func (r *Runnable) Start(ctx context.Context) error {
 	}
 	srv := r.server.httpServer(ctx)
 	go r.server.collectLoop(ctx, DefaultCollectInterval)
+	go r.server.sweepLoop(ctx, r.server.sweepInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -336,6 +363,14 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// orDefaultBytes is n, or def when n is not positive.
+func orDefaultBytes(n, def int64) int64 {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 // httpServer is the http.Server of s, with its timeouts, whose requests' contexts end

@@ -26,17 +26,12 @@ import (
 //   - multipart/form-data: a part named "export" (the export) and up to
 //     sidecar.MaxCount parts named "sidecar", each with its Content-Type and filename.
 //
-// The export is never held; sidecars are (at most MaxCount × MaxBytes). Limits on the
-// sidecars (their number, size, and the multipart framing) are refused as soon as they
-// are crossed, without reading the rest of the body or finishing the token: the body is
-// refused whatever the token says, and hashing up to the body limit first is the work an
-// attacker wants the server to do.
-
-// heldSidecar is one sidecar read from a request, not yet stored.
-type heldSidecar struct {
-	name, mediaType string
-	content         []byte
-}
+// The export is never held; sidecars stream to the store's temporary files
+// (sidecar_intake.go), charged to the submission's budget (submit_budget.go). Limits on
+// the sidecars (their number, size, the budgets, and the multipart framing) are refused
+// as soon as they are crossed, without reading the rest of the body or finishing the
+// token: the body is refused whatever the token says, and hashing up to the body limit
+// first is the work an attacker wants the server to do.
 
 // maxFraming bounds what a multipart body may carry besides its parts' content
 // (boundaries, part headers), and the JSON form's bytes besides the export.
@@ -70,17 +65,9 @@ func malformedMultipart(why string) error {
 	return &apiError{status: http.StatusBadRequest, code: "malformed_multipart", message: "the multipart body is malformed: " + why}
 }
 
-// newHeldSidecar checks a sidecar's media type and cleans its name.
-func newHeldSidecar(index int, mediaType, name string, content []byte) (heldSidecar, error) {
-	mt, err := sidecar.CheckMediaType(mediaType)
-	if err != nil {
-		return heldSidecar{}, invalidSidecar(index, err.Error())
-	}
-	return heldSidecar{name: sidecar.CleanName(name), mediaType: mt, content: content}, nil
-}
-
-// bodyParser reads a submission's body from r (already tee'd into the token's hash).
-type bodyParser func(r io.Reader) (*protocol.ExportReport, []heldSidecar, error)
+// bodyParser reads a submission's body from r (already tee'd into the token's hash),
+// its sidecars into in.
+type bodyParser func(r io.Reader, in *sidecarIntake) (*protocol.ExportReport, error)
 
 // parserFor picks the body's form from its Content-Type; export-only JSON is read as it
 // always was.
@@ -90,17 +77,16 @@ func parserFor(contentType string, auth *operatorAuth) (bodyParser, error) {
 		if params["boundary"] == "" {
 			return nil, malformedMultipart("no boundary in Content-Type")
 		}
-		return func(r io.Reader) (*protocol.ExportReport, []heldSidecar, error) {
-			return readMultipart(r, params["boundary"], opts)
+		return func(r io.Reader, in *sidecarIntake) (*protocol.ExportReport, error) {
+			return readMultipart(r, params["boundary"], opts, in)
 		}, nil
 	}
-	return func(r io.Reader) (*protocol.ExportReport, []heldSidecar, error) {
+	return func(r io.Reader, in *sidecarIntake) (*protocol.ExportReport, error) {
 		br := bufio.NewReaderSize(r, 512)
 		if wrapped(br) {
-			return readWrapped(br, opts)
+			return readWrapped(br, opts, in)
 		}
-		report, err := protocol.VerifyExport(br, opts)
-		return report, nil, err
+		return protocol.VerifyExport(br, opts)
 	}, nil
 }
 
@@ -133,10 +119,10 @@ func (c *countReader) Read(p []byte) (int, error) {
 }
 
 // readMultipart reads a multipart/form-data body: one "export" part, streamed to the
-// verifier, and sidecar parts. Framing (everything but the parts' content) over
-// maxFraming, a part beyond the export and MaxCount sidecars, or a sidecar over MaxBytes
-// is refused at once.
-func readMultipart(r io.Reader, boundary string, opts protocol.VerifyOptions) (*protocol.ExportReport, []heldSidecar, error) {
+// verifier, and sidecar parts, streamed into in. Framing (everything but the parts'
+// content) over maxFraming, a part beyond the export and MaxCount sidecars, or a sidecar
+// over MaxBytes is refused at once.
+func readMultipart(r io.Reader, boundary string, opts protocol.VerifyOptions, in *sidecarIntake) (*protocol.ExportReport, error) {
 	var content int64 // bytes of parts' content delivered
 	framing := limitError{&apiError{status: http.StatusRequestEntityTooLarge, code: "multipart_framing_too_large",
 		message: fmt.Sprintf("the multipart boundaries and part headers are over %d bytes", maxFraming)}}
@@ -148,9 +134,8 @@ func readMultipart(r io.Reader, boundary string, opts protocol.VerifyOptions) (*
 	}}
 	mr := multipart.NewReader(raw, boundary)
 	var (
-		report   *protocol.ExportReport
-		sidecars []heldSidecar
-		sawExp   bool
+		report *protocol.ExportReport
+		sawExp bool
 	)
 	for parts := 0; ; parts++ {
 		part, err := mr.NextPart()
@@ -158,57 +143,33 @@ func readMultipart(r io.Reader, boundary string, opts protocol.VerifyOptions) (*
 			break
 		}
 		if err != nil {
-			var le limitError
-			if errors.As(err, &le) {
-				return nil, nil, le
-			}
-			return nil, nil, malformedMultipart(err.Error())
+			return nil, budgetOr(err, malformedMultipart(err.Error()))
 		}
 		if parts >= 1+sidecar.MaxCount {
-			return nil, nil, tooManySidecars()
+			return nil, tooManySidecars()
 		}
 		switch part.FormName() {
 		case "export":
 			if sawExp {
-				return nil, nil, malformedMultipart(`more than one "export" part`)
+				return nil, malformedMultipart(`more than one "export" part`)
 			}
 			sawExp = true
 			report, err = protocol.VerifyExport(countInto(part, &content), opts)
 			if err != nil {
-				var le limitError
-				if errors.As(err, &le) {
-					return nil, nil, le
-				}
-				return report, nil, err
+				return report, budgetOr(err, err)
 			}
 		case "sidecar":
-			if len(sidecars) == sidecar.MaxCount {
-				return nil, nil, tooManySidecars()
+			if err := in.receive(part.Header.Get("Content-Type"), part.FileName(), countInto(part, &content), true); err != nil {
+				return nil, budgetOr(err, err)
 			}
-			body, err := io.ReadAll(io.LimitReader(countInto(part, &content), sidecar.MaxBytes+1))
-			if err != nil {
-				var le limitError
-				if errors.As(err, &le) {
-					return nil, nil, le
-				}
-				return nil, nil, malformedMultipart(err.Error())
-			}
-			if len(body) > sidecar.MaxBytes {
-				return nil, nil, sidecarTooLarge(len(sidecars))
-			}
-			sc, err := newHeldSidecar(len(sidecars), part.Header.Get("Content-Type"), part.FileName(), body)
-			if err != nil {
-				return nil, nil, err
-			}
-			sidecars = append(sidecars, sc)
 		default:
-			return nil, nil, malformedMultipart(fmt.Sprintf(`part %d is named %s: want "export" or "sidecar"`, parts, protocol.Quote(part.FormName())))
+			return nil, malformedMultipart(fmt.Sprintf(`part %d is named %s: want "export" or "sidecar"`, parts, protocol.Quote(part.FormName())))
 		}
 	}
 	if !sawExp {
-		return nil, nil, malformedMultipart(`no "export" part`)
+		return nil, malformedMultipart(`no "export" part`)
 	}
-	return report, sidecars, nil
+	return report, nil
 }
 
 // countInto passes r's reads through, adding their length to *n.
@@ -235,50 +196,54 @@ type wireSidecar struct {
 // readWrapped reads the JSON form {"export": ..., "sidecars": [...]}: the export is
 // handed to the verifier as a stream (valueEnd finds where its object ends), the rest is
 // decoded under maxSidecarJSON bytes.
-func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions) (*protocol.ExportReport, []heldSidecar, error) {
+func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions, in *sidecarIntake) (*protocol.ExportReport, error) {
 	bad := func(why string) error {
 		return &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body is not {\"export\": ..., \"sidecars\": [...]}: " + why}
 	}
 	overBudget := limitError{&apiError{status: http.StatusRequestEntityTooLarge, code: "sidecar_too_large",
 		message: fmt.Sprintf("the sidecars are over %d bytes of JSON in all", maxSidecarJSON), extra: map[string]any{"max_bytes": sidecar.MaxBytes}}}
+	var charged int64
 	rest := &countReader{r: br, budget: func(n int64) error {
 		if n > maxSidecarJSON {
 			return overBudget
 		}
-		return nil
+		// The bytes outside the export are the sidecars' base64, held in memory as the
+		// decoder reads them: charged as they arrive.
+		err := in.charge(n - charged)
+		charged = n
+		return err
 	}}
 	dec := json.NewDecoder(rest)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, bad("not an object")
+		return nil, bad("not an object")
 	}
 	var (
-		report   *protocol.ExportReport
-		sidecars []heldSidecar
-		sawExp   bool
-		sawSc    bool
+		report *protocol.ExportReport
+		sawExp bool
+		sawSc  bool
 	)
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, nil, budgetOr(err, bad(err.Error()))
+			return nil, budgetOr(err, bad(err.Error()))
 		}
 		switch t {
 		case "export":
 			if sawExp {
-				return nil, nil, bad(`duplicate member "export"`)
+				return nil, bad(`duplicate member "export"`)
 			}
 			sawExp = true
 			src := bufio.NewReader(io.MultiReader(dec.Buffered(), br))
 			if err := skipColon(src); err != nil {
-				return nil, nil, bad(err.Error())
+				return nil, bad(err.Error())
 			}
 			end := &valueEnd{r: src}
 			report, err = protocol.VerifyExport(end, opts)
 			if err != nil {
-				return report, nil, err
+				return report, err
 			}
 			if !end.done {
-				return nil, nil, bad("the export is not an object")
+				return nil, bad("the export is not an object")
 			}
 			// Go on decoding after the export's object: a decoder of what is left, set
 			// back inside the wrapper by a stand-in first member.
@@ -286,31 +251,31 @@ func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions) (*protocol.Expor
 			dec = json.NewDecoder(io.MultiReader(strings.NewReader(`{"export":null`), rest))
 			for range 3 {
 				if _, err := dec.Token(); err != nil {
-					return nil, nil, budgetOr(err, bad(err.Error()))
+					return nil, budgetOr(err, bad(err.Error()))
 				}
 			}
 		case "sidecars":
 			if sawSc {
-				return nil, nil, bad(`duplicate member "sidecars"`)
+				return nil, bad(`duplicate member "sidecars"`)
 			}
 			sawSc = true
-			if sidecars, err = decodeSidecars(dec); err != nil {
-				return nil, nil, budgetOr(err, err)
+			if err = decodeSidecars(dec, in); err != nil {
+				return nil, budgetOr(err, err)
 			}
 		default:
-			return nil, nil, bad(fmt.Sprintf("unknown member %s", protocol.Quote(fmt.Sprint(t))))
+			return nil, bad(fmt.Sprintf("unknown member %s", protocol.Quote(fmt.Sprint(t))))
 		}
 	}
 	if _, err := dec.Token(); err != nil { // '}'
-		return nil, nil, budgetOr(err, bad(err.Error()))
+		return nil, budgetOr(err, bad(err.Error()))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, nil, bad("data after the object")
+		return nil, bad("data after the object")
 	}
 	if !sawExp {
-		return nil, nil, bad(`no "export" member`)
+		return nil, bad(`no "export" member`)
 	}
-	return report, sidecars, nil
+	return report, nil
 }
 
 // skipColon reads the whitespace and the ':' between a member's key (which the decoder
@@ -338,42 +303,37 @@ func budgetOr(err, other error) error {
 	return other
 }
 
-// decodeSidecars decodes the sidecars array, refusing the ninth element and an
+// decodeSidecars decodes the sidecars array into in, refusing the ninth element and an
 // oversized one as soon as it is read.
-func decodeSidecars(dec *json.Decoder) ([]heldSidecar, error) {
+func decodeSidecars(dec *json.Decoder, in *sidecarIntake) error {
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return nil, budgetOr(err, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: `"sidecars" is not an array`})
+		return budgetOr(err, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: `"sidecars" is not an array`})
 	}
-	var out []heldSidecar
 	for dec.More() {
-		if len(out) == sidecar.MaxCount {
-			return nil, tooManySidecars()
+		index := len(in.held)
+		if index == sidecar.MaxCount {
+			return tooManySidecars()
 		}
 		var w wireSidecar
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&w); err != nil {
-			return nil, budgetOr(err, invalidSidecar(len(out), err.Error()))
+			return budgetOr(err, invalidSidecar(index, err.Error()))
 		}
 		if len(w.ContentB64) > base64.StdEncoding.EncodedLen(sidecar.MaxBytes) {
-			return nil, sidecarTooLarge(len(out))
+			return sidecarTooLarge(index)
 		}
 		content, err := base64.StdEncoding.DecodeString(w.ContentB64)
 		if err != nil {
-			return nil, invalidSidecar(len(out), "content_b64 is not standard base64")
+			return invalidSidecar(index, "content_b64 is not standard base64")
 		}
-		if len(content) > sidecar.MaxBytes {
-			return nil, sidecarTooLarge(len(out))
+		if err := in.receive(w.MediaType, w.Name, bytes.NewReader(content), false); err != nil {
+			return err
 		}
-		sc, err := newHeldSidecar(len(out), w.MediaType, w.Name, content)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sc)
 	}
 	if _, err := dec.Token(); err != nil { // ']'
-		return nil, budgetOr(err, err)
+		return budgetOr(err, err)
 	}
-	return out, nil
+	return nil
 }
 
 // valueEnd passes through the bytes of one JSON object and then reports io.EOF, keeping

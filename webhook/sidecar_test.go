@@ -171,8 +171,8 @@ var _ = Describe("Attestation sidecars", func() {
 		Expect(subs[0].Spec.Sidecars).To(HaveLen(1))
 		Expect(do(s, http.MethodGet, "/federation/sidecar/"+sidecar.Digest(extra.content), nil).status).To(Equal(http.StatusNotFound),
 			"the stored file of a refused request is not served")
-		Expect(strings.Join(sidecarFiles(dir), " ")).To(ContainSubstring(sidecar.Digest(extra.content)),
-			"a sidecar is stored before the controller's verdict, so a refused one stays behind, unserved")
+		Expect(strings.Join(sidecarFiles(dir), " ")).NotTo(ContainSubstring(sidecar.Digest(extra.content)),
+			"a sidecar is kept only once its submission is accepted: a refused one leaves nothing behind")
 	})
 
 	It("takes the Go client's multipart body, and the client fetches and checks each sidecar", func() {

@@ -54,21 +54,33 @@ func (s *Server) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.maySubmit(ctx, auth.operator)
 	}
+	var place *slot
+	if err == nil {
+		place, err = s.inFlight.admit(auth.ID())
+	}
 	if err != nil {
 		s.fail(ctx, w, "authenticate a submission", err)
 		return
 	}
-	report, held, err := readExport(r.Body, r.Header.Get("Content-Type"), auth)
+	defer place.release()
+	intake := &sidecarIntake{store: s.sidecars, slot: place}
+	defer intake.discard()
+	report, err := readExport(r.Body, r.Header.Get("Content-Type"), auth, intake)
 	if err != nil {
 		s.fail(ctx, w, "read an export", err)
 		return
 	}
-	sidecars, err := s.storeSidecars(held)
-	if err != nil {
+	sidecars := intake.records()
+	if err := s.checkSidecarQuota(ctx, auth.operator, sidecars); err != nil {
 		s.fail(ctx, w, "store sidecars", err)
 		return
 	}
 	sub, err := s.land(ctx, auth.operator, report, sidecars)
+	if err == nil {
+		// Kept only now: a refused submission leaves nothing on the volume. Should this
+		// fail, or the process die first, sending the same submission again keeps them.
+		err = s.keepSidecars(intake)
+	}
 	if err != nil {
 		s.fail(ctx, w, "record a submission", err)
 		return
@@ -117,17 +129,17 @@ func withdrawnError(id string) *apiError {
 // Errors: 413 body_too_large (even mid-stream), 401 from the token, 400 malformed_json
 // for input that is not a well-formed export, 422 export_verification_failed for one
 // that does not verify, and the sidecar errors of sidecarErrors.
-func readExport(body io.Reader, contentType string, auth *operatorAuth) (*protocol.ExportReport, []heldSidecar, error) {
+func readExport(body io.Reader, contentType string, auth *operatorAuth, in *sidecarIntake) (*protocol.ExportReport, error) {
 	parse, err := parserFor(contentType, auth)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	src := &readRecorder{r: body}
 	digest := sha256.New()
-	report, sidecars, verr := parse(io.TeeReader(src, digest))
+	report, verr := parse(io.TeeReader(src, digest), in)
 	var limit limitError
 	if errors.As(verr, &limit) && src.err == nil {
-		return nil, nil, limit.apiError
+		return nil, limit.apiError
 	}
 	if src.err == nil {
 		// The reader stops at the first malformed byte; the token covers the whole body.
@@ -136,24 +148,24 @@ func readExport(body io.Reader, contentType string, auth *operatorAuth) (*protoc
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(src.err, &tooBig):
-		return nil, nil, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
+		return nil, &apiError{status: http.StatusRequestEntityTooLarge, code: "body_too_large",
 			message: fmt.Sprintf("the request body is over %d bytes", tooBig.Limit)}
 	case src.err != nil:
-		return nil, nil, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body could not be read to its end"}
+		return nil, &apiError{status: http.StatusBadRequest, code: "malformed_json", message: "the body could not be read to its end"}
 	}
 	var sum [sha256.Size]byte
 	digest.Sum(sum[:0])
 	if err := auth.checkBody(sum); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var answer *apiError
 	if errors.As(verr, &answer) {
-		return nil, nil, answer
+		return nil, answer
 	}
 	if verr != nil {
-		return nil, nil, exportError(report, verr)
+		return nil, exportError(report, verr)
 	}
-	return report, sidecars, nil
+	return report, nil
 }
 
 // exportError maps VerifyExport's error: ErrMalformed is 400 malformed_json, anything
@@ -204,7 +216,10 @@ var submitErrors = append(append([]errorDoc{
 	{http.StatusBadRequest, []string{"too_many_sidecars", "invalid_sidecar", "malformed_multipart"}, "More than 8 sidecars (adds \"max_sidecars\"), a sidecar whose media type does not parse or whose content_b64 is not base64 (adds \"index\"), or a multipart body without one export part or with a part of another name."},
 	{http.StatusRequestEntityTooLarge, []string{"sidecar_too_large", "multipart_framing_too_large"}, "A sidecar is over 1 MiB decoded (adds \"index\", \"max_bytes\"), or the multipart boundaries and part headers are over 64 KiB; answered before the rest of the body is read."},
 	{http.StatusConflict, []string{"sidecars_immutable"}, "The export was already recorded with other sidecars; adds \"submission_id\"."},
-	{http.StatusServiceUnavailable, []string{"sidecars_not_configured"}, "The federation has no sidecar directory."},
+	{http.StatusTooManyRequests, []string{"too_many_submissions_in_flight", "sidecar_budget_exceeded"}, "The operator already has 4 submissions in flight on this server (adds \"max_in_flight\"), or its submissions in flight hold 16 MiB of sidecars (adds \"max_bytes_in_flight\"); answered at once, with Retry-After."},
+	{http.StatusRequestEntityTooLarge, []string{"sidecar_quota_exceeded"}, "The sidecars would take the operator's submissions past its quota of distinct sidecar bytes (256 MiB by default); adds \"quota_bytes\", \"used_bytes\"."},
+	{http.StatusServiceUnavailable, []string{"sidecars_not_configured", "server_busy"}, "The federation has no sidecar directory; or the submissions in flight on this server already hold all it allows (64 submissions, 64 MiB of sidecars by default), with Retry-After."},
+	{http.StatusInsufficientStorage, []string{"sidecar_storage_full"}, "The federation's sidecar store is full; send the export without sidecars."},
 	{http.StatusGatewayTimeout, []string{"submission_pending"}, "The controller gave no verdict in time; it may still, and re-sending the export answers it."},
 }, tokenErrors...), bodyErrors...)
 

@@ -11,8 +11,10 @@ import (
 
 var _ = Describe("POST /federation/submit under racing clients", func() {
 	It("lands exactly one of the exports racing for one segment, and every other operator's once", func() {
-		// Two servers on the manager, each with its own limiters, as two replicas would be.
-		s, other := submitServer(Options{}), submitServer(Options{})
+		// Two servers on the manager, each with its own limiters, as two replicas would be;
+		// the racer's 20 clients are more than an operator may have in flight by default.
+		racing := Options{MaxOperatorSubmissionsInFlight: 20}
+		s, other := submitServer(racing), submitServer(racing)
 		racer := registered(s, "Racing Org")
 		c := newChain(racer.key, "racing", 10)
 		fork := newChain(racer.key, "racing fork", 10)

@@ -36,6 +36,8 @@ var Vars = []Var{
 	{Name: "CAIRN_NAMESPACES", Flag: "namespaces", Description: "comma-separated namespaces the manager watches; unset: every namespace"},
 	{Name: "CAIRN_FEDERATION_URL", Flag: "service", Description: "base URL of the federation the cairn federation commands talk to"},
 	{Name: "CAIRN_FEDERATION_MAX_BODY_BYTES", Flag: "federation-max-body-bytes", Description: "largest request body the federation API reads"},
+	{Name: "CAIRN_FEDERATION_SIDECAR_QUOTA_BYTES", Flag: "federation-sidecar-quota-bytes", Description: "distinct sidecar bytes one operator's submissions may name"},
+	{Name: "CAIRN_FEDERATION_SIDECAR_STORAGE_BYTES", Flag: "federation-sidecar-storage-bytes", Description: "sidecar bytes the federation's store may hold"},
 	{Name: "CAIRN_FEDERATION_RATE_LIMIT", Flag: "federation-rate-limit", Description: "requests a second one client address may send the federation API; negative: no limit"},
 	{Name: "CAIRN_FEDERATION_REGISTRATION_LIMIT", Flag: "federation-registration-limit", Description: "registrations one client address (an IPv6 /64) may make in the registration window; negative: no limit"},
 	{Name: "CAIRN_FEDERATION_REGISTRATION_WINDOW", Flag: "federation-registration-window", Description: "the sliding window of the registration limit, such as 1h"},

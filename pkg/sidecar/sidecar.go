@@ -44,10 +44,10 @@ func Digest(content []byte) string {
 }
 
 // ValidDigest reports whether s is 64 lowercase hex digits.
-func ValidDigest(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
+func ValidDigest(s string) bool { return len(s) == 2*sha256.Size && lowerHex(s) }
+
+// lowerHex reports whether s is lowercase hex digits only.
+func lowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false

@@ -7,14 +7,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Store keeps sidecars as files named by their digest, <dir>/<2 hex>/<64 hex>, in a
 // directory every replica mounts (beside the embedded log, on the same volume). Only
 // digests it computed or checked are used as paths. It is safe for concurrent use, by
-// several processes too: a file is written under a temporary name, synced and renamed.
+// several processes too: content is streamed to a file under <dir>/.incoming
+// (Incoming), synced, and renamed into place only when the caller keeps it (Promote);
+// what a crash leaves there, and files no submission names, Sweep removes.
 type Store struct {
 	dir string
+	// mu orders Promote and Sweep in this process: a file being promoted again is not
+	// swept between the two.
+	mu sync.Mutex
 }
 
 // NewStore returns the store in dir, which is made on first Put.
@@ -34,52 +40,18 @@ func (s *Store) Put(content []byte) (string, error) {
 	if len(content) > MaxBytes {
 		return "", fmt.Errorf("sidecar is %d bytes, over %d", len(content), MaxBytes)
 	}
-	digest := Digest(content)
-	if _, err := s.Get(digest); err == nil {
-		return digest, nil
-	} else if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+	in, err := s.Incoming()
+	if err != nil {
 		return "", err
 	}
-	dir := filepath.Dir(s.path(digest))
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return "", fmt.Errorf("sidecar store: %w", err)
+	defer in.Discard()
+	if _, err := in.Write(content); err != nil {
+		return "", err
 	}
-	if err := writeAtomic(dir, s.path(digest), content); err != nil {
-		return "", fmt.Errorf("sidecar store: %w", err)
+	if err := s.Promote(in); err != nil {
+		return "", err
 	}
-	return digest, nil
-}
-
-// writeAtomic writes content to a temporary file in dir, syncs it, renames it to path
-// and syncs dir, so that path holds all of content or does not exist.
-func writeAtomic(dir, path string, content []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, ".put-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(content); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = d.Close() }()
-	return d.Sync()
+	return in.Digest(), nil
 }
 
 // Get returns the content of digest, checked against it: ErrInvalidDigest for a
