@@ -46,7 +46,7 @@ func (s *Server) operatorSubmissions(ctx context.Context, fo *fv1.FederationOper
 func summarizeSubmission(sub *fv1.Submission) operatorSubmission {
 	item := operatorSubmission{SubmissionID: cmp.Or(sub.Status.SubmissionID, sub.Name), EntryCount: sub.Spec.EntryCount,
 		FirstSeq: sub.Spec.FirstSeq, LastSeq: sub.Spec.LastSeq, ChainSignature: string(sub.Spec.ChainSignature),
-		SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339), Sidecars: sidecarItems(sub.Spec.Sidecars)}
+		SubmittedAt: sub.CreationTimestamp.UTC().Format(time.RFC3339), Sidecars: sidecarItems(sub.Name, sub.Spec.Sidecars)}
 	if ref, ok := federation.AnchorRefOf(sub); ok {
 		id := string(ref)
 		item.AnchorID = &id

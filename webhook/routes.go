@@ -238,12 +238,31 @@ func (s *Server) routes() []route {
 			handler: http.HandlerFunc(servePageAsset),
 		},
 		{
+			method: http.MethodGet, path: "/federation/submission/{id}/sidecar/{sha256}",
+			summary: "An attestation sidecar, under the submission that named it",
+			description: "The content of a sidecar that submission {id}, accepted, carries, checked against its SHA-256 as it is " +
+				"read, under the name and media type that submission recorded (the operator summary's url), as an attachment no " +
+				"browser renders: X-Content-Type-Options: nosniff, Content-Security-Policy: default-src 'none'; sandbox, and a type " +
+				"a browser could render as a document (HTML, XML, SVG, script) sent as application/octet-stream. Another " +
+				"submission carrying the same bytes under another label never changes the answer, so it is cached as immutable. " +
+				"The federation does not verify what a sidecar says.",
+			handler: http.HandlerFunc(s.serveSubmissionSidecar),
+			params: []paramDoc{
+				{in: "path", name: "id", description: "The submission ID, such as sub-34750f98bd59fcfc-1."},
+				{in: "path", name: "sha256", description: "The sidecar's SHA-256, 64 lowercase hex digits."},
+			},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_digest"}, "The digest is not 64 lowercase hex digits."},
+				{http.StatusNotFound, []string{"sidecar_not_found"}, "This federation has no accepted submission of that ID, or it carries no sidecar of this digest; adds \"sha256\" and \"submission_id\"."},
+			},
+		},
+		{
 			method: http.MethodGet, path: "/federation/sidecar/{sha256}",
-			summary: "An attestation sidecar",
-			description: "The content of a sidecar an accepted submission carries, checked against its SHA-256 as it is read, under " +
-				"the media type recorded with it, as an attachment no browser renders: X-Content-Type-Options: nosniff, " +
-				"Content-Security-Policy: default-src 'none'; sandbox, and a type a browser could render as a document (HTML, XML, " +
-				"SVG, script) sent as application/octet-stream. The federation does not verify what a sidecar says.",
+			summary: "An attestation sidecar, by digest",
+			description: "As GET /federation/submission/{id}/sidecar/{sha256}, under the name and media type of the oldest accepted " +
+				"submission that carries the digest (by creation time, then ID), so a later submission carrying the same bytes " +
+				"cannot re-label them. Cached for five minutes: an older submission still being verified may change the label " +
+				"once accepted. Prefer the per-submission url of the operator summary.",
 			handler: http.HandlerFunc(s.serveSidecar),
 			params:  []paramDoc{{in: "path", name: "sha256", description: "The sidecar's SHA-256, 64 lowercase hex digits."}},
 			errors: []errorDoc{

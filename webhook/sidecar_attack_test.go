@@ -8,10 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
 
@@ -73,13 +77,16 @@ var _ = Describe("Attestation sidecars under attack", func() {
 		body, ct := multipartSubmission(c.export(1, 10, exportTime()), html, svg)
 		Expect(submitBody(s, bodyToken(r.key, body), ct, bytes.NewReader(body)).status).To(Equal(http.StatusOK))
 		for _, sc := range []testSidecar{html, svg} {
-			a := do(s, http.MethodGet, "/federation/sidecar/"+sidecar.Digest(sc.content), nil)
-			Expect(a.status).To(Equal(http.StatusOK))
-			Expect(a.raw).To(Equal(sc.content))
-			Expect(a.header.Get("Content-Type")).To(Equal("application/octet-stream"), sc.name)
-			Expect(a.header.Get("Content-Disposition")).To(HavePrefix("attachment"))
-			Expect(a.header.Get("X-Content-Type-Options")).To(Equal("nosniff"))
-			Expect(a.header.Get("Content-Security-Policy")).To(ContainSubstring("sandbox"))
+			d := sidecar.Digest(sc.content)
+			for _, path := range []string{"/federation/sidecar/" + d, "/federation/submission/" + subName(r, 1) + "/sidecar/" + d} {
+				a := do(s, http.MethodGet, path, nil)
+				Expect(a.status).To(Equal(http.StatusOK), path)
+				Expect(a.raw).To(Equal(sc.content))
+				Expect(a.header.Get("Content-Type")).To(Equal("application/octet-stream"), path)
+				Expect(a.header.Get("Content-Disposition")).To(HavePrefix("attachment"))
+				Expect(a.header.Get("X-Content-Type-Options")).To(Equal("nosniff"))
+				Expect(a.header.Get("Content-Security-Policy")).To(ContainSubstring("sandbox"))
+			}
 		}
 		By("the summary still names the type the operator gave")
 		sum := do(s, http.MethodGet, "/federation/operator/"+idOf(r), nil)
@@ -150,6 +157,74 @@ var _ = Describe("Attestation sidecars under attack", func() {
 		a := do(s, http.MethodGet, "/federation/sidecar/"+d, nil)
 		Expect(a.status).To(Equal(http.StatusInternalServerError), string(a.raw))
 		Expect(string(a.raw)).NotTo(ContainSubstring("tampered"))
+	})
+
+	It("serves a sidecar under the submission that named it, with that submission's label", func() {
+		content := []byte("%PDF-1.7 the evaluation report of " + idOf(r))
+		original := testSidecar{"application/pdf", "report.pdf", content}
+		notes := testSidecar{"text/plain", "notes.txt", []byte("notes of " + idOf(r))}
+		body, ct := multipartSubmission(c.export(1, 10, exportTime()), original, notes)
+		Expect(submitBody(s, bodyToken(r.key, body), ct, bytes.NewReader(body)).status).To(Equal(http.StatusOK))
+		subA := submissionsOf(idOf(r))
+		Expect(subA).To(HaveLen(1))
+		// The relabel is created a second later, so that creation times, not names, order them.
+		time.Sleep(time.Until(subA[0].CreationTimestamp.Add(time.Second + 10*time.Millisecond)))
+
+		By("another operator sending the same bytes under its own name and media type")
+		m := registered(s, "Sidecar Relabeler "+GinkgoT().Name())
+		relabel := testSidecar{"text/plain", "evil.html", content}
+		body = jsonSubmission(newChain(m.key, "relabel", 10).export(1, 10, exportTime()), relabel)
+		Expect(submitBody(s, bodyToken(m.key, body), "application/json", bytes.NewReader(body)).status).To(Equal(http.StatusOK))
+		d := sidecar.Digest(content)
+		label := func(a answer) string {
+			GinkgoHelper()
+			Expect(a.status).To(Equal(http.StatusOK), "%s", a.raw)
+			Expect(a.raw).To(Equal(content))
+			Expect(a.header.Get("X-Content-Type-Options")).To(Equal("nosniff"))
+			Expect(a.header.Get("Content-Security-Policy")).To(Equal(sidecarCSP))
+			return a.header.Get("Content-Type") + " " + a.header.Get("Content-Disposition")
+		}
+		labelA, labelB := "application/pdf attachment; filename=report.pdf", "text/plain attachment; filename=evil.html"
+		for range 20 {
+			Expect(label(do(s, http.MethodGet, "/federation/sidecar/"+d, nil))).To(Equal(labelA), "the old URL answers the oldest submission's label")
+		}
+
+		By("each submission's URL answering its own label, immutably")
+		for id, want := range map[string]string{subName(r, 1): labelA, subName(m, 1): labelB} {
+			a := do(s, http.MethodGet, "/federation/submission/"+id+"/sidecar/"+d, nil)
+			Expect(label(a)).To(Equal(want), id)
+			Expect(a.header.Get("Cache-Control")).To(ContainSubstring("immutable"))
+		}
+		sum := do(s, http.MethodGet, "/federation/operator/"+idOf(m), nil)
+		Expect(string(sum.raw)).To(ContainSubstring(`"url":"/federation/submission/` + subName(m, 1) + `/sidecar/` + d + `"`))
+
+		By("a submission that does not name the digest, an unknown one, and one not accepted")
+		pending := &fv1.Submission{ObjectMeta: metav1.ObjectMeta{Namespace: submitFed().key.Namespace, Name: "relabel-pending-" + d[:8]},
+			Spec: subA[0].Spec}
+		pending.Spec.OperatorID = "op_0000000000000000"
+		pending.Spec.Sidecars = []fv1.SubmissionSidecar{{Digest: fv1.Hash(d), MediaType: "text/plain", Size: int64(len(content)), Name: "pending.html"}}
+		Expect(k8sClient.Create(ctx, pending)).To(Succeed())
+		DeferCleanup(func() { _ = k8sClient.Delete(ctx, pending) })
+		Eventually(func(g Gomega) {
+			var seen fv1.Submission
+			g.Expect(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(pending), &seen)).To(Succeed())
+			g.Expect(seen.Status.Conditions).NotTo(BeEmpty(), "the controller has looked at it")
+		}).Should(Succeed())
+		for _, path := range []string{
+			"/federation/submission/" + subName(m, 1) + "/sidecar/" + sidecar.Digest(notes.content),
+			"/federation/submission/" + subName(r, 2) + "/sidecar/" + d,
+			"/federation/submission/" + pending.Name + "/sidecar/" + d,
+			"/federation/submission/..%2F" + subName(r, 1) + "/sidecar/" + d,
+		} {
+			a := do(s, http.MethodGet, path, nil)
+			Expect(a.status).To(Equal(http.StatusNotFound), "%s: %s", path, a.raw)
+			Expect(a.body).To(HaveKeyWithValue("error", "sidecar_not_found"))
+		}
+		bad := do(s, http.MethodGet, "/federation/submission/"+subName(r, 1)+"/sidecar/"+strings.ToUpper(d), nil)
+		Expect(bad.status).To(Equal(http.StatusBadRequest), string(bad.raw))
+		old := do(s, http.MethodGet, "/federation/sidecar/"+d, nil)
+		Expect(label(old)).To(Equal(labelA))
+		Expect(old.header.Get("Cache-Control")).NotTo(ContainSubstring("immutable"), "an older submission accepted later takes the label")
 	})
 
 	It("refuses a JSON form with an unknown member, a second export, or trailing data", func() {

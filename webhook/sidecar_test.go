@@ -66,8 +66,10 @@ var _ = Describe("Attestation sidecars", func() {
 			{Digest: fv1.Hash(sidecar.Digest(card.content)), MediaType: "text/markdown; charset=utf-8", Size: int64(len(card.content)), Name: card.name},
 		}))
 		Expect(listed(s, r, subName(r, 1))).To(Equal([]any{
-			map[string]any{"sha256": sidecar.Digest(statement.content), "media_type": statement.mediaType, "size": float64(len(statement.content)), "name": statement.name},
-			map[string]any{"sha256": sidecar.Digest(card.content), "media_type": card.mediaType, "size": float64(len(card.content)), "name": card.name},
+			map[string]any{"sha256": sidecar.Digest(statement.content), "media_type": statement.mediaType, "size": float64(len(statement.content)), "name": statement.name,
+				"url": "/federation/submission/" + subName(r, 1) + "/sidecar/" + sidecar.Digest(statement.content)},
+			map[string]any{"sha256": sidecar.Digest(card.content), "media_type": card.mediaType, "size": float64(len(card.content)), "name": card.name,
+				"url": "/federation/submission/" + subName(r, 1) + "/sidecar/" + sidecar.Digest(card.content)},
 		}))
 		served(s, statement, statement.mediaType)
 		served(s, card, card.mediaType)
@@ -193,8 +195,10 @@ var _ = Describe("Attestation sidecars", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(sum.Submissions).To(HaveLen(1))
 		Expect(sum.Submissions[0].Sidecars).To(Equal([]cairnclient.SidecarRef{
-			{SHA256: sidecar.Digest(own.Content), MediaType: own.MediaType, Size: int64(len(own.Content)), Name: "statement.json"},
-			{SHA256: sidecar.Digest(card.content), MediaType: "application/octet-stream", Size: int64(len(card.content)), Name: "card.md"},
+			{SHA256: sidecar.Digest(own.Content), MediaType: own.MediaType, Size: int64(len(own.Content)), Name: "statement.json",
+				URL: "/federation/submission/" + res.SubmissionID + "/sidecar/" + sidecar.Digest(own.Content)},
+			{SHA256: sidecar.Digest(card.content), MediaType: "application/octet-stream", Size: int64(len(card.content)), Name: "card.md",
+				URL: "/federation/submission/" + res.SubmissionID + "/sidecar/" + sidecar.Digest(card.content)},
 		}))
 		got, err := cl.Sidecar(ctx, sidecar.Digest(own.Content))
 		Expect(err).NotTo(HaveOccurred())

@@ -199,6 +199,10 @@ type SidecarRef struct {
 	MediaType string `json:"media_type"`
 	Size      int64  `json:"size"`
 	Name      string `json:"name"`
+	// URL is the path that serves the sidecar under this submission's name and media type
+	// (GET /federation/submission/{id}/sidecar/{sha256}); empty from a federation older
+	// than that route.
+	URL string `json:"url,omitempty"`
 }
 
 // OperatorAnchor is one anchor in an OperatorSummary.

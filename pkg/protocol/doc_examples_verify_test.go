@@ -191,6 +191,16 @@ func TestProtocolDocExamplesVerify(t *testing.T) {
 	if err == nil && !newPub.Equal(ed25519.NewKeyFromSeed(mustHex(t, rot["new_key_seed_hex"])).Public()) {
 		t.Error("key-rotation: the new key is not the seed's")
 	}
+	rn := use("rename")
+	var rename Rename
+	ok("rename body", json.Unmarshal([]byte(rn["body"]), &rename))
+	renameMsg, err := RenameMessage(rename.OperatorID, rename.OrgName, rename.Contact, rename.At)
+	ok("rename message", err)
+	want("rename message", string(renameMsg), rn["message"])
+	want("rename signature", rename.Signature, rn["signature"])
+	ok("rename message signature", verifySignature(pub, []byte(rn["message"]), rn["signature"], "rename"))
+	renameAt, _ := rename.Time()
+	ok("rename signature", rename.VerifyAs(id["operator_id"], pub, renameAt))
 
 	// The cross-anchor, its receipts and its log record.
 	ca := use("cross-anchor")
