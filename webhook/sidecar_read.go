@@ -102,18 +102,24 @@ func wrapped(br *bufio.Reader) bool {
 	return bytes.HasPrefix(head, []byte(`"export"`)) || bytes.HasPrefix(head, []byte(`"sidecars"`))
 }
 
-// countReader counts the bytes read through it and fails once more than budget are.
+// countReader counts the bytes read through it and fails once budget refuses their
+// count; the failure is sticky, as a reader that delivers data with an error (the JSON
+// decoder, for one) may use the data and read again.
 type countReader struct {
 	r      io.Reader
 	n      int64
 	budget func(n int64) error
+	err    error
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	if berr := c.budget(c.n); berr != nil {
-		return n, berr
+	if c.err = c.budget(c.n); c.err != nil {
+		return n, c.err
 	}
 	return n, err
 }
@@ -209,9 +215,11 @@ func readWrapped(br *bufio.Reader, opts protocol.VerifyOptions, in *sidecarIntak
 		}
 		// The bytes outside the export are the sidecars' base64, held in memory as the
 		// decoder reads them: charged as they arrive.
-		err := in.charge(n - charged)
+		if err := in.charge(n - charged); err != nil {
+			return err
+		}
 		charged = n
-		return err
+		return nil
 	}}
 	dec := json.NewDecoder(rest)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {

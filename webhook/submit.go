@@ -56,7 +56,12 @@ func (s *Server) serveSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	var place *slot
 	if err == nil {
-		place, err = s.inFlight.admit(auth.ID())
+		if place, err = s.inFlight.admit(auth.ID()); err != nil {
+			var refusal *apiError
+			if errors.As(err, &refusal) {
+				err = closing(refusal)
+			}
+		}
 	}
 	if err != nil {
 		s.fail(ctx, w, "authenticate a submission", err)
@@ -139,7 +144,7 @@ func readExport(body io.Reader, contentType string, auth *operatorAuth, in *side
 	report, verr := parse(io.TeeReader(src, digest), in)
 	var limit limitError
 	if errors.As(verr, &limit) && src.err == nil {
-		return nil, limit.apiError
+		return nil, closing(limit.apiError)
 	}
 	if src.err == nil {
 		// The reader stops at the first malformed byte; the token covers the whole body.
@@ -166,6 +171,18 @@ func readExport(body io.Reader, contentType string, auth *operatorAuth, in *side
 		return nil, exportError(report, verr)
 	}
 	return report, nil
+}
+
+// closing is e with Connection: close, for an answer given before the body was read to
+// its end: the server then answers at once and closes, where it would otherwise read
+// what is left of a short remainder first, waiting on a client that may have stalled.
+func closing(e *apiError) *apiError {
+	out := *e
+	out.header = map[string]string{"Connection": "close"}
+	for k, v := range e.header {
+		out.header[k] = v
+	}
+	return &out
 }
 
 // exportError maps VerifyExport's error: ErrMalformed is 400 malformed_json, anything
