@@ -24,7 +24,7 @@ type Incoming struct {
 	done bool // closed: promoted or discarded
 }
 
-// ErrTooLarge: more than MaxBytes were written to an Incoming.
+// ErrTooLarge is the error of a write that would take an Incoming past MaxBytes.
 var ErrTooLarge = fmt.Errorf("sidecar is over %d bytes", MaxBytes)
 
 // Incoming starts receiving a sidecar.
