@@ -250,13 +250,14 @@ func (s *Server) awaitRegistration(parent context.Context, fo *fv1.FederationOpe
 	for {
 		var got fv1.FederationOperator
 		err := s.client.Get(ctx, key, &got)
-		switch {
-		case err == nil && got.Status.Phase == fv1.PhaseActive && got.Status.RegistrationLogEntry != nil && got.Status.RegisteredAt != nil,
-			err == nil && got.Status.Phase == fv1.PhasePending:
-			return &got, nil
-		case err == nil && got.Status.Phase == fv1.PhaseRejected:
-			return nil, rejected(&got)
-		case err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, context.DeadlineExceeded):
+		if err == nil {
+			if done, answer := registrationOutcome(&got); done {
+				if answer != nil {
+					return nil, answer
+				}
+				return &got, nil
+			}
+		} else if !apierrors.IsNotFound(err) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		select {
@@ -272,14 +273,48 @@ func (s *Server) awaitRegistration(parent context.Context, fo *fv1.FederationOpe
 	}
 }
 
-// rejected turns the controller's refusal of fo into an answer.
-func rejected(fo *fv1.FederationOperator) *apiError {
-	msg := "the federation refused the registration"
-	reason := ""
+// registrationOutcome says whether the controller is done with the registration of fo and,
+// when it refused it or found the key's operator withdrawn or suspended in the log (a
+// federation restored without its objects), the answer: done with no answer for an
+// operator registered and logged (Active) or awaiting approval (Pending).
+func registrationOutcome(fo *fv1.FederationOperator) (bool, *apiError) {
+	id := string(fo.Status.OperatorID)
+	switch fo.Status.Phase {
+	case fv1.PhaseActive:
+		return fo.Status.RegistrationLogEntry != nil && fo.Status.RegisteredAt != nil, nil
+	case fv1.PhasePending:
+		return true, nil
+	case fv1.PhaseRejected:
+		return true, rejected(fo)
+	case fv1.PhaseWithdrawn:
+		return true, withdrawnError(id)
+	case fv1.PhaseSuspended:
+		return true, suspendedError(id, readyMessage(fo))
+	}
+	return false, nil
+}
+
+// readyMessage is the message of fo's Ready condition, or "" without one.
+func readyMessage(fo *fv1.FederationOperator) string {
+	msg, _ := readyCondition(fo)
+	return msg
+}
+
+// readyCondition is the message and reason of fo's Ready condition.
+func readyCondition(fo *fv1.FederationOperator) (msg, reason string) {
 	for _, c := range fo.Status.Conditions {
 		if c.Type == string(fv1.ConditionReady) {
 			msg, reason = c.Message, c.Reason
 		}
+	}
+	return msg, reason
+}
+
+// rejected turns the controller's refusal of fo into an answer.
+func rejected(fo *fv1.FederationOperator) *apiError {
+	msg, reason := readyCondition(fo)
+	if msg == "" {
+		msg = "the federation refused the registration"
 	}
 	if reason == fv1.ReasonDuplicateKey {
 		e := keyTaken(string(fo.Status.OperatorID))

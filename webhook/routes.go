@@ -76,6 +76,7 @@ func (s *Server) routes() []route {
 				{http.StatusUnauthorized, []string{"invalid_challenge", "challenge_expired", "challenge_replayed", "invalid_signature"}, "The nonce is not a challenge this federation issued, is older than five minutes or was used, or nonce_signature does not verify."},
 				{http.StatusBadRequest, []string{"registration_rejected"}, "The controller refused the operator; adds \"reason\", its condition reason."},
 				{http.StatusConflict, []string{"key_already_registered"}, "An operator holds or once held this key; adds \"operator_id\"."},
+				{http.StatusForbidden, []string{"operator_withdrawn", "operator_suspended"}, "The controller found the key's operator in the transparency log withdrawn or suspended (a federation restored without its objects): it comes back so; adds \"operator_id\" (and \"reason\")."},
 				{http.StatusGatewayTimeout, []string{"registration_pending"}, "The controller did not register and log the operator in time; it may still do so."},
 			}, bodyErrors...),
 		},
