@@ -199,8 +199,8 @@ func New(o Options) (*Server, error) {
 		s.sidecars = sidecar.NewStore(o.SidecarDir)
 	}
 	s.inFlight, s.informers = newInFlight(o), o.Informers
-	s.sidecarQuota = orDefaultBytes(o.OperatorSidecarQuotaBytes, DefaultOperatorSidecarQuotaBytes)
-	s.sidecarStorage = orDefaultBytes(o.SidecarStorageBytes, DefaultSidecarStorageBytes)
+	s.sidecarQuota = orDefault(o.OperatorSidecarQuotaBytes, DefaultOperatorSidecarQuotaBytes)
+	s.sidecarStorage = orDefault(o.SidecarStorageBytes, DefaultSidecarStorageBytes)
 	s.sweepInterval = orDefault(o.SidecarSweepInterval, DefaultSidecarSweepInterval)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -357,20 +357,12 @@ type httpTimeouts struct {
 	readHeader, read, write, idle time.Duration
 }
 
-// orDefault is d, or def when d is not positive.
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
+// orDefault is v, or def when v is not positive (an Options field left zero).
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
 		return def
 	}
-	return d
-}
-
-// orDefaultBytes is n, or def when n is not positive.
-func orDefaultBytes(n, def int64) int64 {
-	if n <= 0 {
-		return def
-	}
-	return n
+	return v
 }
 
 // httpServer is the http.Server of s, with its timeouts, whose requests' contexts end

@@ -53,17 +53,11 @@ type usage struct {
 
 // newInFlight returns the bounds of o, with the defaults for zero values.
 func newInFlight(o Options) *inFlight {
-	orInt := func(v, def int) int {
-		if v <= 0 {
-			return def
-		}
-		return v
-	}
 	return &inFlight{
-		maxRequests:         orInt(o.MaxSubmissionsInFlight, DefaultMaxSubmissionsInFlight),
-		maxOperatorRequests: orInt(o.MaxOperatorSubmissionsInFlight, DefaultMaxOperatorSubmissionsInFlight),
-		maxBytes:            orDefaultBytes(o.SidecarBytesInFlight, DefaultSidecarBytesInFlight),
-		maxOperatorBytes:    orDefaultBytes(o.OperatorSidecarBytesInFlight, DefaultOperatorSidecarBytesInFlight),
+		maxRequests:         orDefault(o.MaxSubmissionsInFlight, DefaultMaxSubmissionsInFlight),
+		maxOperatorRequests: orDefault(o.MaxOperatorSubmissionsInFlight, DefaultMaxOperatorSubmissionsInFlight),
+		maxBytes:            orDefault(o.SidecarBytesInFlight, DefaultSidecarBytesInFlight),
+		maxOperatorBytes:    orDefault(o.OperatorSidecarBytesInFlight, DefaultOperatorSidecarBytesInFlight),
 		operator:            map[string]*usage{},
 	}
 }
