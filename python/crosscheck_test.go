@@ -197,7 +197,7 @@ func TestPythonHelpersMatchGo(t *testing.T) {
 		OutputB64 string  `json:"output_b64"`
 	}
 	in := struct {
-		Record []recordCase  `json:"record"`
+		Record []recordCase `json:"record"`
 		Verify []wireVerify `json:"verify"`
 	}{Record: records}
 	for _, c := range verifies {
