@@ -110,12 +110,10 @@ func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, lo
 	adminToken := secretValue(ctx, t, c, ns, "fed-admin", federation.AdminTokenSecretKey)
 	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+strings.Repeat("0", len(adminToken)), http.StatusUnauthorized, nil)
 	var anchored struct {
-		AnchorID        string `json:"anchor_id"`
-		CrossAnchorHash string `json:"cross_anchor_hash"`
-		Participants    []struct {
-			OperatorID string `json:"operator_id"`
-		} `json:"participating_operators"`
-		SubmissionsAnchored int `json:"submissions_anchored"`
+		AnchorID            string   `json:"anchor_id"`
+		CrossAnchorHash     string   `json:"cross_anchor_hash"`
+		Participants        []string `json:"participating_operators"`
+		SubmissionsAnchored int      `json:"submissions_anchored"`
 	}
 	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+adminToken, http.StatusOK, &anchored)
 	if len(anchored.Participants) != 3 || anchored.SubmissionsAnchored != 3 || anchored.AnchorID == "" {
