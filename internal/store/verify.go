@@ -17,6 +17,11 @@ type VerifyOptions struct {
 	Full bool
 	// From and To bound the window (inclusive); 0 means the chain's first (1) and last seq.
 	From, To int64
+	// Ranges is how many ranges a full verification cuts the window into, each read and
+	// checked at the same time as the others on its own connection; 0 means one a core
+	// (GOMAXPROCS), none under 4,096 rows. 1 checks the window in a single pass: one
+	// goroutine reads, workers on every core check.
+	Ranges int
 	// Progress, if not nil, is called with the entries checked so far and how many will
 	// be (the window's size, or at most 2 for a smoke verification), at most about ten
 	// times a second and once at the end.
@@ -38,16 +43,19 @@ type VerifyReport struct {
 	Import *ImportReport
 }
 
-// Verify checks the window From..To of the chain in one read transaction, so appends
-// made meanwhile are not seen.
+// Verify checks the window From..To of the chain. The window is fixed in one read
+// transaction, so appends made meanwhile are not seen.
 //
 // A smoke verification (Full false) checks the window's first and last entries fully:
 // protocol.CheckEntry (shape, body hash, columns against the body, and the HMAC when the
 // store has the secret) and the link to the row before each. A full verification checks
-// every entry of the window that way, and that no seq is missing. Rows are read by one
-// goroutine while workers on every core check them in batches; links and seq are checked
-// in order.
-//
+// every entry of the window that way, and that no seq is missing. It cuts the window into
+// ranges, one a core (VerifyOptions.Ranges), each read and checked by one goroutine in a
+// read transaction of its own; the link from each range's first row to the row before
+// it is checked when the ranges are joined, in seq order, so the failure reported is the
+// one a single pass in seq order would report. (Rows in the window are never rewritten by
+// Cairn, only appended after it, so every range's transaction sees the same rows.)
+
 // A failure is a *protocol.EntryError for the first failing seq, with a protocol.Reason*.
 // A missing row is reported as ReasonSeq at its own seq; a row missing before the window
 // is reported too, since the window's first link cannot be checked without it. When the
@@ -85,23 +93,7 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 	}
 	progress := newProgress(o.Progress, total)
 	if o.Full {
-		l := newLinker(from)
-		err = s.scan(ctx, tx, l.lo(), to, func(r *row) error {
-			if err := l.check(r); err != nil {
-				return err
-			}
-			if r.e.Seq >= from {
-				if err := imports.check(r); err != nil {
-					return err
-				}
-				report.Checked++
-				progress.set(report.Checked)
-			}
-			return nil
-		})
-		if err == nil {
-			err = l.finish(to)
-		}
+		report.Checked, err = s.full(ctx, tx, from, to, bridge, imports, o, progress)
 	} else {
 		err = s.smoke(ctx, tx, from, to, report, imports)
 	}
@@ -110,6 +102,40 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 	}
 	progress.done(report.Checked)
 	return report, nil
+}
+
+// full checks every row of the window, in ranges (see verifyRanges) unless o.Ranges or
+// the window's size asks for one pass. Only the first range runs the import check of
+// the entries imported behind a bridge record, which follows the legacy chain row by
+// row: it holds every imported entry of the window, and the other ranges start after.
+func (s *Store) full(ctx context.Context, tx *sql.Tx, from, to int64, bridge *protocol.Bridge,
+	imports importCheck, o VerifyOptions, p *progress) (int64, error) {
+	lo := from // where the rows that may be checked apart from the import check begin
+	if bridge != nil && bridge.LastSeq >= from {
+		lo = min(bridge.LastSeq+1, to)
+	}
+	if n := rangesFor(o, to-lo+1); n > 1 {
+		return s.verifyRanges(ctx, tx, from, to, splitRanges(from, lo, to, n), imports, p.fn)
+	}
+	var checked int64
+	l := newLinker(from)
+	err := s.scan(ctx, tx, l.lo(), to, func(r *row) error {
+		if err := l.check(r); err != nil {
+			return err
+		}
+		if r.e.Seq >= from {
+			if err := imports.check(r); err != nil {
+				return err
+			}
+			checked++
+			p.set(checked)
+		}
+		return nil
+	})
+	if err == nil {
+		err = l.finish(to)
+	}
+	return checked, err
 }
 
 // smoke checks the window's first and last entries, each with the link to its predecessor.
