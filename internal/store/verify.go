@@ -28,6 +28,9 @@ type VerifyOptions struct {
 	Progress func(done, total int64)
 }
 
+// SeqRange is a range of seqs, both ends included.
+type SeqRange struct{ First, Last int64 }
+
 // VerifyReport says what Verify checked.
 type VerifyReport struct {
 	// From and To are the window; both 0 for an empty chain.
@@ -38,6 +41,13 @@ type VerifyReport struct {
 	HMACsChecked bool
 	// Full is true for a full verification.
 	Full bool
+	// Passed lists the entries that passed, as ranges of seq in order: for a full
+	// verification the window's entries before the first failure (all of them when it
+	// passes), for a smoke verification its first and last entries if they passed.
+	Passed []SeqRange
+	// NotChecked is how many entries of the window were not checked: those between the
+	// first and the last in a smoke verification, and those after a failure.
+	NotChecked int64
 	// Import is what was checked of the entries imported from BIJOTEL, when the chain
 	// begins with a bridge record; nil otherwise.
 	Import *ImportReport
@@ -97,11 +107,24 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 	} else {
 		err = s.smoke(ctx, tx, from, to, report, imports)
 	}
+	report.account(err)
 	if err != nil {
 		return report, s.explain(ctx, tx, from, err)
 	}
 	progress.done(report.Checked)
 	return report, nil
+}
+
+// account sets Passed, for a full verification, and NotChecked, given Verify's failure.
+func (r *VerifyReport) account(err error) {
+	if r.Full && r.Checked > 0 {
+		r.Passed = []SeqRange{{r.From, r.From + r.Checked - 1}}
+	}
+	r.NotChecked = r.To - r.From + 1 - r.Checked
+	var ee *protocol.EntryError
+	if errors.As(err, &ee) && ee.Seq >= r.From && ee.Seq <= r.To {
+		r.NotChecked-- // the entry that failed was looked at
+	}
 }
 
 // full checks every row of the window, in ranges (see verifyRanges) unless o.Ranges or
@@ -167,6 +190,7 @@ func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *V
 			return err
 		}
 		report.Checked++
+		report.Passed = append(report.Passed, SeqRange{seq, seq})
 	}
 	return nil
 }
