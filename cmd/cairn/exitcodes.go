@@ -21,6 +21,8 @@ const (
 	// ExitMismatch: a verification ran and the input does not match: a hash differs, a
 	// signature fails, or nothing binds it to a trusted key.
 	ExitMismatch = 3
+	// ExitInterrupted: Ctrl-C (SIGINT) stopped the command, as a shell reports it (128+2).
+	ExitInterrupted = 130
 )
 
 // usageError marks an error in the command line.
@@ -33,9 +35,12 @@ func (e usageError) Unwrap() error { return e.err }
 func exitCode(err error) int {
 	var usage usageError
 	var entry *protocol.EntryError
+	var interrupted interruptedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &interrupted):
+		return ExitInterrupted
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &entry): // a chain entry that fails verification, however malformed
