@@ -298,12 +298,20 @@ func printAudit(w io.Writer, a *auditReport, asJSON bool) error {
 		}
 	} else {
 		var b strings.Builder
-		for i, c := range a.Checks {
-			if i == 0 || a.Checks[i-1].Subject != c.Subject {
-				b.WriteString(c.Subject + "\n")
+		var subjects []string // in order of first appearance
+		bySubject := map[string][]protocol.Check{}
+		for _, c := range a.Checks {
+			if _, ok := bySubject[c.Subject]; !ok {
+				subjects = append(subjects, c.Subject)
 			}
-			b.WriteString("  ")
-			writeChecks(&b, []protocol.Check{c.Check})
+			bySubject[c.Subject] = append(bySubject[c.Subject], c.Check)
+		}
+		for _, s := range subjects {
+			b.WriteString(s + "\n")
+			for _, c := range bySubject[s] {
+				b.WriteString("  ")
+				writeChecks(&b, []protocol.Check{c})
+			}
 		}
 		b.WriteString(a.Summary() + "\n")
 		if _, err := io.WriteString(w, b.String()); err != nil {

@@ -179,10 +179,16 @@ func verifyLogged(rot *Rotation, t Trust) error {
 	if t.LogKey == nil {
 		return fmt.Errorf("%w: no log key to prove the record's entry", protocol.ErrNoTrustedKey)
 	}
-	if rot.LogEntry.LogIndex != rot.TLogLogIndex {
-		return &protocol.MismatchError{Field: "log entry index", Want: fmt.Sprint(rot.TLogLogIndex), Got: fmt.Sprint(rot.LogEntry.LogIndex)}
+	// A bundle read from tlog-tiles has no signed entry timestamp: its index is then the
+	// one its inclusion proof proves.
+	index := rot.LogEntry.LogIndex
+	if rot.LogEntry.Verification.SignedEntryTimestamp == "" {
+		index = rot.LogEntry.Verification.InclusionProof.LogIndex
 	}
-	body, err := protocol.VerifyLogBundle(rot.LogEntry, protocol.LogVerifyOptions{Key: t.LogKey})
+	if index != rot.TLogLogIndex {
+		return &protocol.MismatchError{Field: "log entry index", Want: fmt.Sprint(rot.TLogLogIndex), Got: fmt.Sprint(index)}
+	}
+	body, err := protocol.VerifyLogBundle(rot.LogEntry, protocol.LogVerifyOptions{Key: t.LogKey, AllowMissingSET: true})
 	if err != nil {
 		return err
 	}
