@@ -29,6 +29,9 @@ arguments are wrong.`,
 				return err
 			}
 			defer s.close()
+			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+				return err
+			}
 			res, err := s.client.Withdraw(s.ctx)
 			if err != nil {
 				return err
@@ -71,6 +74,9 @@ are wrong.`,
 				return err
 			}
 			defer s.close()
+			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+				return err
+			}
 			service, op := s.service, s.op
 			if newKey.Equal(op.key) {
 				return usageError{errors.New("--new-private-key is the operator's current key")}

@@ -146,7 +146,7 @@ func TestRegisterDryRunSendsNothing(t *testing.T) {
 }
 
 // TestSubmitDryRunPostsNothing: submit --dry-run --export sends no request at all;
-// --dry-run --db reads the last accepted seq and posts nothing.
+// --dry-run --db reads the federation's keys and the last accepted seq and posts nothing.
 func TestSubmitDryRunPostsNothing(t *testing.T) {
 	f := newFakeFederation(t)
 	f.routes["GET /federation/operator/"] = nil
@@ -176,8 +176,9 @@ func TestSubmitDryRunPostsNothing(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"first_seq": 3`) || !strings.Contains(out, `"last_seq": 5`) {
 		t.Fatalf("submit --dry-run --db: %v\n%s", err, out)
 	}
-	if n, reads := f.requests(""), f.requests("GET /federation/operator/"+id); n != 1 || reads != 1 {
-		t.Fatalf("submit --dry-run --db sent %d requests (%d reads of the operator), want the one read", n, reads)
+	// The keys are checked before the read (and pinned by no dry run).
+	if n, reads, keys := f.requests(""), f.requests("GET /federation/operator/"+id), f.requests("GET /federation/status"); n != 2 || reads != 1 || keys != 1 {
+		t.Fatalf("submit --dry-run --db sent %d requests (%d reads of the operator, %d of the keys), want those two reads", n, reads, keys)
 	}
 }
 

@@ -40,7 +40,7 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 			pinned := "not pinned"
 			pins, pinErr := fo.dir().CheckPins(service, presentedKeys(st))
 			switch {
-			case errors.Is(pinErr, clientconfig.ErrKeyChanged) && trustNewKey:
+			case trustNewKey && (errors.Is(pinErr, clientconfig.ErrKeyChanged) || pinErr == nil && pins == nil):
 				if err := fo.dir().SavePins(service, presentedKeys(st)); err != nil {
 					return err
 				}
@@ -66,7 +66,7 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
+	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing any pinned ones (cairn federation trust shows them and asks first)")
 	return cmd
 }
 

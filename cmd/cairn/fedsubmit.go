@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/client"
@@ -30,6 +31,7 @@ type submitOptions struct {
 	saveExport  string
 	withEntries bool
 	dryRun      bool
+	trustNewKey bool
 	sidecars    []string
 }
 
@@ -55,8 +57,13 @@ guessed from the file's extension when not given (application/octet-stream other
 export and its sidecars go as one multipart request, all of it bound by the token; the
 federation stores and lists them, but does not verify them, and they cannot be added later.
 
+Before anything else, the keys the federation presents are checked against those pinned
+for it (at registration, or by cairn federation trust): other keys are refused, and
+nothing is exported or sent, unless --trust-new-key is given; with nothing pinned, the
+keys presented are pinned and shown (trust on first use).
+
 --dry-run posts nothing: it prints the header that would be sent (with --db it still asks
-the federation for the last accepted seq, a read).
+the federation for its keys and the last accepted seq, reads, and pins nothing).
 
 Exit status: 0 accepted, or nothing new to submit; 1 refused, or the federation could not
 be reached; 2 the arguments are wrong.`,
@@ -74,6 +81,7 @@ be reached; 2 the arguments are wrong.`,
 	f.StringVar(&o.saveExport, "save-export", "", "with --db: keep the export sent in this file")
 	f.BoolVar(&o.withEntries, "with-entries", false, "with --db: include the entries, not only the signed header")
 	f.BoolVar(&o.dryRun, "dry-run", false, "post nothing: print the header that would be sent")
+	f.BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
 	f.StringArrayVar(&o.sidecars, "sidecar", nil, "FILE[:media/type]: an attestation sidecar to send with the export (repeatable, at most 8 of 1 MiB)")
 	return cmd
 }
@@ -98,6 +106,15 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	defer s.close()
 	ctx, c, op := s.ctx, s.client, s.op
+	if !o.dryRun || fromDB { // a dry run of a file sends nothing, so it checks nothing
+		policy := pinPolicy(o.trustNewKey)
+		if o.dryRun {
+			policy = clientconfig.CheckOnly
+		}
+		if _, err := fo.checkPins(cmd, s, policy); err != nil {
+			return err
+		}
+	}
 
 	path := o.export
 	if fromDB {
