@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/clitest"
 	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 )
 
@@ -145,6 +146,7 @@ func BenchmarkChainVerifyFull(b *testing.B) {
 // TestMain removes the CLI benchmarks' directory, if they made one.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	clitest.Cleanup()
 	if cliBenchDir.path != "" {
 		_ = os.RemoveAll(cliBenchDir.path)
 	}

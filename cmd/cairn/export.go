@@ -119,6 +119,7 @@ func writeExportFile(cmd *cobra.Command, s *store.Store, path string, o store.Ex
 func newVerifyExportCommand() *cobra.Command {
 	var o chainOptions
 	var publicKey string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify-export FILE",
 		Short: "Verify a cairn-chain-v2 or BIJOTEL export with the secret, the public key, or both",
@@ -141,6 +142,10 @@ check passed; with the public key alone "signature valid, entries not bound" (th
 signature covers only chain_signature, so a forged body or a cut tail cannot be seen), exit
 3; with neither, "consistent, bound to nothing", exit 3. The file's SHA-256 follows (the
 one "cairn chain import" binds), then every check and what no check covers.
+
+--json prints one JSON document instead, whatever the outcome: "valid" (true exactly when
+the text form would say valid), "verdict", the range, the checks run and, when it does not
+verify, "error"; the exit status is the same.
 
 Exit status: 0 every check that could run passed (read the first line for what that
 covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
@@ -168,10 +173,17 @@ malformed, 2 bad arguments.`,
 			}
 			defer closeIn()
 			br := bufio.NewReaderSize(in, 1<<20)
-			if legacyExportFormat(br) != "" {
+			legacy := legacyExportFormat(br) != ""
+			switch {
+			case legacy && asJSON:
+				return verifyLegacyExportJSON(cmd.OutOrStdout(), br, opts.Secret, opts.PublicKey)
+			case legacy:
 				return verifyLegacyExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], br, opts.Secret, opts.PublicKey)
 			}
 			report, err := protocol.VerifyExport(br, opts)
+			if asJSON {
+				return writeExportReportJSON(cmd.OutOrStdout(), report, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -179,6 +191,7 @@ malformed, 2 bad arguments.`,
 		},
 	}
 	cmd.Flags().StringVar(&publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document: the verdict, the checks and any error")
 	cmd.Flags().StringVar(&o.secretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
 	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "file holding the HMAC secret in hex")
 	return cmd

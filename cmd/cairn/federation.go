@@ -101,7 +101,7 @@ func (o *federationOptions) connect(cmd *cobra.Command, opFlags *operatorFlags) 
 		return nil, err
 	}
 	s := &session{service: service}
-	var opts []client.Option
+	opts := []client.Option{sayRetries(cmd.ErrOrStderr())}
 	if opFlags != nil {
 		if s.op, err = o.operator(service, *opFlags); err != nil {
 			return nil, err

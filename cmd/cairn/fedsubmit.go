@@ -65,6 +65,9 @@ keys presented are pinned and shown (trust on first use).
 --dry-run posts nothing: it prints the header that would be sent (with --db it still asks
 the federation for its keys and the last accepted seq, reads, and pins nothing).
 
+With --json the federation's answer is printed; when there is nothing new to submit, a
+document saying so ("submitted": false, "last_accepted_seq").
+
 Exit status: 0 accepted, or nothing new to submit; 1 refused, or the federation could not
 be reached; 2 the arguments are wrong.`,
 		Args: noArgs,
@@ -118,8 +121,11 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 
 	path := o.export
 	if fromDB {
-		var done bool
-		if path, done, err = o.exportSegment(ctx, cmd, c, op); err != nil || done {
+		var nothing *nothingToSubmit
+		if path, nothing, err = o.exportSegment(ctx, cmd, c, op); err != nil || nothing != nil {
+			if err == nil && fo.json {
+				return writeIndentedJSON(cmd.OutOrStdout(), nothing)
+			}
 			return err
 		}
 		if o.saveExport == "" {
@@ -150,38 +156,48 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	return err
 }
 
+// nothingToSubmit is what submit --json prints when the federation has the whole chain.
+type nothingToSubmit struct {
+	Submitted       bool   `json:"submitted"` // always false
+	OperatorID      string `json:"operator_id"`
+	LastAcceptedSeq int64  `json:"last_accepted_seq"`
+	Message         string `json:"message"`
+}
+
 // exportSegment exports the chain's entries after the operator's last accepted seq to a
-// file and returns its path; done is true (and nothing is exported) when there are none.
-func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c *client.Client, op *actingOperator) (path string, done bool, err error) {
+// file and returns its path; nothing is not nil (and nothing is exported) when there are
+// none.
+func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c *client.Client, op *actingOperator) (path string, nothing *nothingToSubmit, err error) {
 	after, err := lastAcceptedSeq(ctx, c, op.id)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	s, err := o.chain.open(true)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	defer func() { _ = s.Close() }()
 	head, err := s.LastSeq(ctx)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	switch {
 	case head < after:
-		return "", false, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.db, head, after, op.id)
+		return "", nil, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.db, head, after, op.id)
 	case head == after:
-		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "nothing to submit: the federation has %s's chain through seq %d, where %s ends\n", op.id, after, o.chain.db)
-		return "", true, err
+		msg := fmt.Sprintf("nothing to submit: the federation has %s's chain through seq %d, where %s ends", op.id, after, o.chain.db)
+		_, err := fmt.Fprintln(cmd.ErrOrStderr(), msg)
+		return "", &nothingToSubmit{OperatorID: op.id, LastAcceptedSeq: after, Message: msg}, err
 	}
 	path = o.saveExport
 	if path == "" {
 		f, err := os.CreateTemp("", "cairn-submit-*.json")
 		if err != nil {
-			return "", false, err
+			return "", nil, err
 		}
 		path = f.Name()
 		if err := f.Close(); err != nil {
-			return "", false, err
+			return "", nil, err
 		}
 	}
 	bar := newProgressBar(cmd.ErrOrStderr(), "export")
@@ -189,10 +205,10 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 		HeaderOnly: !o.withEntries, Progress: bar.progressFunc()})
 	bar.done()
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "exported seq %d..%d (entry_count %d) after the federation's seq %d\n", h.FirstSeq, h.LastSeq, h.EntryCount, after)
-	return path, false, err
+	return path, nil, err
 }
 
 // lastAcceptedSeq returns the highest last_seq of the operator's accepted submissions, 0
@@ -226,7 +242,7 @@ func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path st
 	if err != nil {
 		return nil, err
 	}
-	bar := newProgressBar(stderr, "upload")
+	bar := newTransferBar(stderr, "upload")
 	defer bar.done()
 	body := io.ReadSeeker(f)
 	if bar != nil {

@@ -22,18 +22,23 @@ const (
 
 func newKeygenCommand() *cobra.Command {
 	var dir string
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Generate an Ed25519 key pair for an operator or a federation",
 		Long: `Generate an Ed25519 key pair: private.pem (PKCS #8, mode 0600) and public.pem
 (SubjectPublicKeyInfo). Existing files are kept unless --force is given. The operator ID
-and fingerprint of the new key are printed on stdout.`,
+and fingerprint of the new key are printed on stdout; with --json as one JSON document
+(operator_id, fingerprint, private_key, public_key).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pub, err := writeKeyPair(dir, force)
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				return writeIndentedJSON(cmd.OutOrStdout(), keygenJSON{OperatorID: protocol.OperatorID(pub), Fingerprint: protocol.Fingerprint(pub),
+					PrivateKey: filepath.Join(dir, privateKeyFile), PublicKey: filepath.Join(dir, publicKeyFile)})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "operator_id  %s\nfingerprint  %s\nprivate key  %s\npublic key   %s\n",
 				protocol.OperatorID(pub), protocol.Fingerprint(pub),
@@ -43,7 +48,16 @@ and fingerprint of the new key are printed on stdout.`,
 	}
 	cmd.Flags().StringVar(&dir, "output-dir", ".", "directory to write private.pem and public.pem into")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new key's operator ID, fingerprint and paths as JSON")
 	return cmd
+}
+
+// keygenJSON is what keygen --json prints.
+type keygenJSON struct {
+	OperatorID  string `json:"operator_id"`
+	Fingerprint string `json:"fingerprint"`
+	PrivateKey  string `json:"private_key"`
+	PublicKey   string `json:"public_key"`
 }
 
 // writeKeyPair generates a key pair into dir. Without force it writes nothing if either

@@ -32,6 +32,9 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
 		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
 		newServeCommand(), newReplayCommand(), newDemoCommand())
+	rejectUnknownSubcommands(root)
+	root.Version = versionLine() // --version prints what `cairn version` does
+	root.SetVersionTemplate("{{.Version}}\n")
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	defaultHelp := root.HelpFunc()
