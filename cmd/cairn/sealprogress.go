@@ -11,7 +11,7 @@ import (
 const sealProgressEvery = 250 * time.Millisecond
 
 // sealProgress draws `cairn chain seal`'s progress on a terminal, rewriting one line at
-// most every sealProgressEvery: "sealing spans.jsonl: 41,000 lines, 31% of 130.2 MB,
+// most every sealProgressEvery: "sealing spans.jsonl: 41,000 lines, 31% of 124.2 MiB,
 // 52,300 spans/s". On anything that is not a terminal it draws nothing.
 type sealProgress struct {
 	w     io.Writer
@@ -83,18 +83,4 @@ func groupDigits(n int64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
-}
-
-// humanBytes writes n bytes in the largest unit (of 1,000) that keeps it at least 1:
-// 130.2 MB.
-func humanBytes(n int64) string {
-	const units = "kMGTPE"
-	if n < 1000 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, u := float64(n)/1000, 0
-	for v >= 1000 && u < len(units)-1 {
-		v, u = v/1000, u+1
-	}
-	return fmt.Sprintf("%.1f %cB", v, units[u])
 }
