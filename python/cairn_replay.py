@@ -503,6 +503,13 @@ def verify_replay(entry: Optional[Mapping[str, Any]], replayed_output: Union[str
     (bijotel.replay.*); one attribute under two names with different values is
     conflicting_replay_context whatever the output. Like VerifyReplay, it reads the body
     as it is: verify the chain or the export the entry came from first.
+
+    The body is read as Go's encoding/json reads it (invalid UTF-8 and lone surrogates as
+    U+FFFD, repeated members, a case-insensitive "attributes"), with two differences no
+    sealed body shows: a body nested deeper than Python's recursion limit allows (about
+    1,000 levels; a sealed body holds at most 513) is malformed_entry, and an array or
+    object holding a number beyond float64's range is compared by value where Go
+    compares its JSON text.
     """
     r = ReplayResult()
     try:
