@@ -91,7 +91,8 @@ def record_replay_context(
       prompt and of the output as UTF-8 (a list of messages is hashed as
       json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False));
     * cairn.replay.seed, only when seed is not None;
-    * cairn.replay.temperature and cairn.replay.top_p, as floats;
+    * cairn.replay.temperature and cairn.replay.top_p, as floats (the defaults, 1.0,
+      are the usual providers' defaults: pass the values the call used);
     * cairn.replay.model_version: model_version when given and not empty, else model;
     * cairn.replay.deterministic: True exactly when seed is not None.
 
