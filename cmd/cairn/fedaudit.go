@@ -25,12 +25,12 @@ import (
 
 // auditOptions configures `cairn federation audit`.
 type auditOptions struct {
-	trust        trustFlags
-	receipt      string
-	exports      []string
-	log          string
-	records      string
-	fetchTo      string
+	trust   trustFlags
+	receipt string
+	exports []string
+	log     string
+	records string
+	fetchTo string
 	// fetch reads the federation's records of r's participants (fedaudit_records.go).
 	fetch func(ctx context.Context, r *protocol.Receipt, t audit.Trust) (*audit.Records, error)
 }
