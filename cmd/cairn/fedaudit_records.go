@@ -147,4 +147,3 @@ func fetchOperatorRecords(ctx context.Context, c *client.Client, id string, read
 	}
 	return o, nil
 }
-
