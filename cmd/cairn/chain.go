@@ -95,7 +95,7 @@ func newChainStatsCommand() *cobra.Command {
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON, with the names of GET /api/chain/stats (first_seq, last_seq, …)")
 	return cmd
 }
 

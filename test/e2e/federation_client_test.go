@@ -92,7 +92,7 @@ func runClientStory(t *testing.T, c client.Client, kubeconfig, ns string, log fv
 		t.Fatalf("audit with Org 1's first export for its second: exit %d, want 3\n%s", code, out)
 	}
 
-	orgs[2].mustRun("federation", "withdraw")
+	orgs[2].mustRun("federation", "withdraw", "--yes")
 	orgs[2].seal(2)
 	if code, out := orgs[2].run("federation", "submit", "--db", orgs[2].db); code != 1 || !strings.Contains(out, "HTTP 403 operator_withdrawn") {
 		t.Fatalf("submit after withdraw: exit %d, want 1 with the server's 403\n%s", code, out)
