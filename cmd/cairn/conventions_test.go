@@ -62,6 +62,7 @@ func TestUnknownSubcommandIsAUsageError(t *testing.T) {
 		{[]string{"chain", "bogus"}, ""},
 		{[]string{"chain", "verfy"}, "verify"},
 		{[]string{"bogus"}, ""},
+		{[]string{"completion", "bsh"}, "bash"},
 	} {
 		r := clitest.Run(t, nil, nil, tc.args...)
 		if r.Code != ExitUsage || !strings.Contains(r.Stderr, `unknown command "`+tc.args[len(tc.args)-1]+`"`) {
