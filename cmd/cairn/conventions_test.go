@@ -62,6 +62,7 @@ func TestUnknownSubcommandIsAUsageError(t *testing.T) {
 		{[]string{"chain", "bogus"}, ""},
 		{[]string{"chain", "verfy"}, "verify"},
 		{[]string{"bogus"}, ""},
+		{[]string{"completion", "bsh"}, "bash"},
 	} {
 		r := clitest.Run(t, nil, nil, tc.args...)
 		if r.Code != ExitUsage || !strings.Contains(r.Stderr, `unknown command "`+tc.args[len(tc.args)-1]+`"`) {
@@ -237,5 +238,36 @@ func TestUploadProgressOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "8.0 MiB / 8.0 MiB") || !strings.Contains(string(out), "/s") {
 		t.Errorf("the upload bar shows no human units or rate:\n%q", out)
+	}
+}
+
+// TestWithdrawAsksOnATerminal: on a terminal withdraw sends nothing until the operator ID
+// is typed; another answer leaves the operator registered.
+func TestWithdrawAsksOnATerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed: no terminal to run cairn on")
+	}
+	f := newFakeFederation(t)
+	dir := t.TempDir()
+	priv, _, id := operatorKeys(t, dir)
+	f.routes["POST /federation/withdraw"] = func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"operator_id": id, "status": "withdrawn", "withdrawn_at": "2026-01-01T00:00:00Z", "tlog_log_index": 7})
+	}
+	line := strings.Join([]string{clitest.Binary(t), "federation", "withdraw", "--service", f.URL, "--config-dir", t.TempDir(),
+		"--operator-id", id, "--private-key", priv}, " ")
+	run := func(answer string) string {
+		cmd := exec.Command(script, "-qec", line, "/dev/null")
+		cmd.Stdin = strings.NewReader(answer + "\n")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	out := run("y")
+	if !strings.Contains(out, "Type "+id+" to confirm") || !strings.Contains(out, "not confirmed") || f.requests("POST /federation/withdraw") != 0 {
+		t.Fatalf("withdraw answered y: %d withdrawals sent\n%s", f.requests("POST /federation/withdraw"), out)
+	}
+	out = run(id)
+	if !strings.Contains(out, "withdrew "+id) || f.requests("POST /federation/withdraw") != 1 {
+		t.Fatalf("withdraw answered with the operator ID: %d withdrawals sent\n%s", f.requests("POST /federation/withdraw"), out)
 	}
 }

@@ -32,6 +32,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
 		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
 		newServeCommand(), newReplayCommand(), newDemoCommand())
+	root.InitDefaultCompletionCmd() // now, not at Execute, so that the next line covers it
 	rejectUnknownSubcommands(root)
 	root.Version = versionLine() // --version prints what `cairn version` does
 	root.SetVersionTemplate("{{.Version}}\n")

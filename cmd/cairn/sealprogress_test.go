@@ -13,7 +13,7 @@ func TestGroupDigitsAndHumanBytes(t *testing.T) {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for n, want := range map[int64]string{999: "999 B", 1000: "1.0 kB", 130360327: "130.4 MB", 2_500_000_000: "2.5 GB"} {
+	for n, want := range map[int64]string{999: "999 B", 1024: "1.0 KiB", 130360327: "124.3 MiB", 2_500_000_000: "2.3 GiB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
 		}
@@ -35,7 +35,7 @@ func TestSealProgressRedrawsAFewTimesASecond(t *testing.T) {
 		t.Fatalf("%d draws, want 2: %q", draws, out.String())
 	}
 	last := out.String()[strings.LastIndex(out.String(), "\r"):]
-	if !strings.HasPrefix(last, "\rsealing spans.jsonl: 10,000 lines, 49% of 130.4 MB, ") || !strings.HasSuffix(last, " spans/s\x1b[K\n") {
+	if !strings.HasPrefix(last, "\rsealing spans.jsonl: 10,000 lines, 49% of 124.3 MiB, ") || !strings.HasSuffix(last, " spans/s\x1b[K\n") {
 		t.Fatalf("last line %q", last)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func rejectUnknownSubcommands(root *cobra.Command) {
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
-		if cmd.HasSubCommands() && !cmd.Runnable() && cmd.Args == nil {
+		if cmd.HasSubCommands() && !cmd.Runnable() { // its Args, if any, were never checked
 			cmd.Args = unknownSubcommand
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 		}

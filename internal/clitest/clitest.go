@@ -63,9 +63,10 @@ func Cleanup() {
 // environment of the test plus env ("NAME=value"), and waits up to a minute.
 func Run(t testing.TB, stdin []byte, env []string, args ...string) Result {
 	t.Helper()
+	bin := Binary(t) // built first: the minute is the run's, not the build's
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

@@ -24,7 +24,7 @@ func TestTyped(t *testing.T) {
 			in := strings.NewReader(tc.in)
 			var out bytes.Buffer
 			err := Typed(in, &out, tc.terminal, "Withdraw op_abc for good.", "op_abc")
-			if !errors.Is(err, tc.want) && err != tc.want {
+			if (tc.want == nil && err != nil) || !errors.Is(err, tc.want) {
 				t.Fatalf("Typed: %v, want %v", err, tc.want)
 			}
 			if !tc.terminal {
