@@ -174,3 +174,22 @@ func TestRangesAgreeOnImportedChains(t *testing.T) {
 	_, err := s.Verify(t.Context(), VerifyOptions{Full: true, Ranges: 3})
 	wantEntryError(t, err, 900, protocol.ReasonBodyHash)
 }
+
+// TestRangesAgreeOnTheWrongSecret: with the wrong secret every range fails at its first
+// row; the join reports the window's first, explained as the wrong secret, as one pass does.
+func TestRangesAgreeOnTheWrongSecret(t *testing.T) {
+	s, path := newStore(t)
+	seal(t, s, tamperChain, 1000)
+	wrong := openStore(t, path, otherSecret)
+	for _, from := range []int64{0, 401, tampered} {
+		one := verifyWith(t, wrong, VerifyOptions{Full: true, From: from, Ranges: 1})
+		if !one.wrongSecret {
+			t.Fatalf("from %d, one pass: %+v", from, one)
+		}
+		for _, n := range rangeSplits {
+			if got := verifyWith(t, wrong, VerifyOptions{Full: true, From: from, Ranges: n}); got != one {
+				t.Errorf("from %d, %d ranges: %+v; one pass: %+v", from, n, got, one)
+			}
+		}
+	}
+}
