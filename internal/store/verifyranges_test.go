@@ -127,7 +127,7 @@ func TestRangesPassAnIntactChain(t *testing.T) {
 	for _, n := range append(rangeSplits, 0, 64) {
 		for _, w := range [][2]int64{{0, 0}, {401, 0}, {400, 801}, {1199, 1200}, {1200, 1200}} {
 			r, err := s.Verify(t.Context(), VerifyOptions{Full: true, From: w[0], To: w[1], Ranges: n,
-				Progress: func(done, total int64) { calls++ }})
+				Progress: func(_, _ int64) { calls++ }})
 			if err != nil {
 				t.Fatalf("%d ranges, window %v: %v", n, w, err)
 			}
