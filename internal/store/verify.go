@@ -65,7 +65,7 @@ type VerifyReport struct {
 // it is checked when the ranges are joined, in seq order, so the failure reported is the
 // one a single pass in seq order would report. (Rows in the window are never rewritten by
 // Cairn, only appended after it, so every range's transaction sees the same rows.)
-
+//
 // A failure is a *protocol.EntryError for the first failing seq, with a protocol.Reason*.
 // A missing row is reported as ReasonSeq at its own seq; a row missing before the window
 // is reported too, since the window's first link cannot be checked without it. When the

@@ -127,7 +127,7 @@ func TestRangesPassAnIntactChain(t *testing.T) {
 	for _, n := range append(rangeSplits, 0, 64) {
 		for _, w := range [][2]int64{{0, 0}, {401, 0}, {400, 801}, {1199, 1200}, {1200, 1200}} {
 			r, err := s.Verify(t.Context(), VerifyOptions{Full: true, From: w[0], To: w[1], Ranges: n,
-				Progress: func(done, total int64) { calls++ }})
+				Progress: func(_, _ int64) { calls++ }})
 			if err != nil {
 				t.Fatalf("%d ranges, window %v: %v", n, w, err)
 			}
@@ -173,4 +173,23 @@ func TestRangesAgreeOnImportedChains(t *testing.T) {
 	}
 	_, err := s.Verify(t.Context(), VerifyOptions{Full: true, Ranges: 3})
 	wantEntryError(t, err, 900, protocol.ReasonBodyHash)
+}
+
+// TestRangesAgreeOnTheWrongSecret: with the wrong secret every range fails at its first
+// row; the join reports the window's first, explained as the wrong secret, as one pass does.
+func TestRangesAgreeOnTheWrongSecret(t *testing.T) {
+	s, path := newStore(t)
+	seal(t, s, tamperChain, 1000)
+	wrong := openStore(t, path, otherSecret)
+	for _, from := range []int64{0, 401, tampered} {
+		one := verifyWith(t, wrong, VerifyOptions{Full: true, From: from, Ranges: 1})
+		if !one.wrongSecret {
+			t.Fatalf("from %d, one pass: %+v", from, one)
+		}
+		for _, n := range rangeSplits {
+			if got := verifyWith(t, wrong, VerifyOptions{Full: true, From: from, Ranges: n}); got != one {
+				t.Errorf("from %d, %d ranges: %+v; one pass: %+v", from, n, got, one)
+			}
+		}
+	}
 }
