@@ -68,6 +68,7 @@ var _ = Describe("GET /federation/operator/{id}", Ordered, func() {
 		Expect(a.body).To(HaveKeyWithValue("rekor_log_index", BeNumerically(">=", 0)))
 		Expect(a.body["rekor_log_index"]).To(Equal(a.body["tlog_log_index"]))
 		Expect(a.body).To(HaveKeyWithValue("phase", "Active"))
+		Expect(a.body).To(HaveKeyWithValue("status", "active"), "the seed's member")
 		Expect(a.body).To(HaveKeyWithValue("next_page_token", BeNil()))
 		Expect(firstSeqs(a)).To(Equal([]any{float64(9), float64(6), float64(1)}))
 		sub := a.body["submissions"].([]any)[0].(map[string]any)
@@ -82,6 +83,7 @@ var _ = Describe("GET /federation/operator/{id}", Ordered, func() {
 		Expect(an).To(HaveKeyWithValue("participants", BeNumerically("==", 2)))
 		Expect(an).To(HaveKey("cross_anchor_hash"))
 		Expect(an).To(HaveKey("chain_signature"))
+		Expect(an).To(HaveKeyWithValue("tlog_log_index", BeNil()), "the seed's member: null, no log recorded these anchors")
 	})
 
 	It("pages both lists with limit and page_token (or after)", func() {
