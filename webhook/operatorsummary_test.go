@@ -83,7 +83,18 @@ var _ = Describe("GET /federation/operator/{id}", Ordered, func() {
 		Expect(an).To(HaveKeyWithValue("participants", BeNumerically("==", 2)))
 		Expect(an).To(HaveKey("cross_anchor_hash"))
 		Expect(an).To(HaveKey("chain_signature"))
-		Expect(an).To(HaveKeyWithValue("tlog_log_index", BeNil()), "the seed's member: null, no log recorded these anchors")
+		Expect(an).To(HaveKey("tlog_log_index"), "the seed's member")
+
+		By("the seed's tlog_log_index of an anchor: the index its log leg verifies at")
+		Eventually(func(g Gomega) {
+			var ca fv1.CrossAnchor
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "anchor-20261102-003"}, &ca)).To(Succeed())
+			g.Expect(ca.Status.LogEntry).NotTo(BeNil())
+			a := do(s, http.MethodGet, "/federation/operator/"+id, nil)
+			newest := a.body["anchors"].([]any)[0].(map[string]any)
+			g.Expect(newest).To(HaveKeyWithValue("anchor_id", "anchor-20261102-003"))
+			g.Expect(newest).To(HaveKeyWithValue("tlog_log_index", BeNumerically("==", ca.Status.LogEntry.LogIndex)))
+		}).Should(Succeed())
 	})
 
 	It("pages both lists with limit and page_token (or after)", func() {
