@@ -131,8 +131,12 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 // knows, and the controller takes its history from the log or rejects it.
 func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.FederationOperator, pub ed25519.PublicKey) error {
 	if err := federation.ProvesPossession(fo, pub); err != nil && !rotatedHere(fo, pub) {
+		hint := "sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM"
+		if federation.ProofField(fo) == "challengeProof" {
+			hint = "the key of publicKeyPEM signs the challenge's UTF-8 bytes"
+		}
 		return refuseOperator(fo, field.Invalid(field.NewPath("spec", federation.ProofField(fo)), omit,
-			fmt.Sprintf("%s: %v (sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM)", fv1.ReasonSignatureInvalid, err)))
+			fmt.Sprintf("%s: %v (%s)", fv1.ReasonSignatureInvalid, err, hint)))
 	}
 	if err := validateRegistrationRename(fo, pub, fv1.OperatorID(protocol.OperatorID(pub)), v.now()); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 	"github.com/cairn-dev/cairn/webhook"
 )
 
@@ -42,6 +43,26 @@ func TestOperatorValidatorRefusesEveryBadRegistration(t *testing.T) {
 		"another org's proof": {edit: func(fo *fv1.FederationOperator) {
 			fo.Spec.ProofOfPossession = acme.operator(t, "ns", "x").Spec.ProofOfPossession
 		}, want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
+		// The seed's registration through the API: the signed challenge is the proof (the
+		// controller also checks the challenge's issue, age and use).
+		"a challenge proof": {edit: func(fo *fv1.FederationOperator) {
+			nonce := protocol.ChallengePrefix + strings.Repeat("n", 75)
+			sig, err := protocol.SignChallenge(mallory.key, nonce)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fo.Spec.ProofOfPossession, fo.Spec.ChallengeProof = "", &fv1.ChallengeProof{Nonce: nonce, Signature: fv1.Signature(sig)}
+		}},
+		"a challenge proof another key signed": {edit: func(fo *fv1.FederationOperator) {
+			nonce := protocol.ChallengePrefix + strings.Repeat("n", 75)
+			sig, err := protocol.SignChallenge(acme.key, nonce)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fo.Spec.ProofOfPossession, fo.Spec.ChallengeProof = "", &fv1.ChallengeProof{Nonce: nonce, Signature: fv1.Signature(sig)}
+		}, want: "spec.challengeProof: Invalid value: SignatureInvalid: signature does not verify"},
+		"no proof at all": {edit: func(fo *fv1.FederationOperator) { fo.Spec.ProofOfPossession = "" },
+			want: "spec.proofOfPossession: Invalid value: SignatureInvalid"},
 		"another operator's key": {edit: func(fo *fv1.FederationOperator) { *fo = *acme.operator(t, "ns", "mallory") }, want: "spec.publicKeyPEM: Invalid value: DuplicateKey: operator acme holds or once held this key"},
 		// A restore applies a rotated operator again: its proof names its first key, and
 		// its last rotation, signed by the key it holds now, proves that one.

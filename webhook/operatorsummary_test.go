@@ -68,6 +68,7 @@ var _ = Describe("GET /federation/operator/{id}", Ordered, func() {
 		Expect(a.body).To(HaveKeyWithValue("rekor_log_index", BeNumerically(">=", 0)))
 		Expect(a.body["rekor_log_index"]).To(Equal(a.body["tlog_log_index"]))
 		Expect(a.body).To(HaveKeyWithValue("phase", "Active"))
+		Expect(a.body).To(HaveKeyWithValue("status", "active"), "the seed's member")
 		Expect(a.body).To(HaveKeyWithValue("next_page_token", BeNil()))
 		Expect(firstSeqs(a)).To(Equal([]any{float64(9), float64(6), float64(1)}))
 		sub := a.body["submissions"].([]any)[0].(map[string]any)
@@ -82,6 +83,18 @@ var _ = Describe("GET /federation/operator/{id}", Ordered, func() {
 		Expect(an).To(HaveKeyWithValue("participants", BeNumerically("==", 2)))
 		Expect(an).To(HaveKey("cross_anchor_hash"))
 		Expect(an).To(HaveKey("chain_signature"))
+		Expect(an).To(HaveKey("tlog_log_index"), "the seed's member")
+
+		By("the seed's tlog_log_index of an anchor: the index its log leg verifies at")
+		Eventually(func(g Gomega) {
+			var ca fv1.CrossAnchor
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: f.key.Namespace, Name: "anchor-20261102-003"}, &ca)).To(Succeed())
+			g.Expect(ca.Status.LogEntry).NotTo(BeNil())
+			a := do(s, http.MethodGet, "/federation/operator/"+id, nil)
+			newest := a.body["anchors"].([]any)[0].(map[string]any)
+			g.Expect(newest).To(HaveKeyWithValue("anchor_id", "anchor-20261102-003"))
+			g.Expect(newest).To(HaveKeyWithValue("tlog_log_index", BeNumerically("==", ca.Status.LogEntry.LogIndex)))
+		}).Should(Succeed())
 	})
 
 	It("pages both lists with limit and page_token (or after)", func() {

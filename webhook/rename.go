@@ -38,7 +38,7 @@ var renameErrors = append([]errorDoc{
 	{http.StatusUnauthorized, []string{"invalid_signature"}, "signature is missing or does not verify under the operator's current key."},
 	{http.StatusNotFound, []string{"operator_not_found"}, "No operator with this ID is registered; adds \"operator_id\"."},
 	{http.StatusForbidden, []string{"operator_withdrawn"}, "The operator has withdrawn; adds \"operator_id\"."},
-	{http.StatusConflict, []string{"conflict"}, "The operator changed while the rename was checked; send it again."},
+	{http.StatusConflict, []string{"conflict"}, "The operator changed, five times, while the rename was checked; send it again."},
 	{http.StatusBadRequest, []string{"rename_rejected"}, "The controller refused the rename; adds \"reason\", its condition reason."},
 	{http.StatusGatewayTimeout, []string{"rename_pending"}, "The controller did not apply and log the rename in time; it may still do so."},
 }, bodyErrors...)
@@ -51,7 +51,11 @@ func (s *Server) serveRename(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the rename", err)
 		return
 	}
-	fo, err := s.admitRename(ctx, &req)
+	var fo *fv1.FederationOperator
+	err := admitAgainOnConflict(func() (err error) {
+		fo, err = s.admitRename(ctx, &req)
+		return err
+	})
 	if err != nil {
 		s.fail(ctx, w, "rename an operator", err)
 		return

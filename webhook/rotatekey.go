@@ -41,7 +41,14 @@ func (s *Server) serveRotateKey(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the key rotation", err)
 		return
 	}
-	fo, fingerprint, err := s.admitRotation(ctx, &req)
+	var (
+		fo          *fv1.FederationOperator
+		fingerprint string
+	)
+	err := admitAgainOnConflict(func() (err error) {
+		fo, fingerprint, err = s.admitRotation(ctx, &req)
+		return err
+	})
 	if err != nil {
 		s.fail(ctx, w, "rotate an operator's key", err)
 		return

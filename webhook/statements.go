@@ -130,6 +130,27 @@ func missingSignature(name string) *apiError {
 	return &apiError{status: http.StatusUnauthorized, code: "invalid_signature", message: name + " is missing"}
 }
 
+// statementAttempts is how many times a statement is read, checked and written before a
+// write conflict is answered 409: the controller writes an operator's status on its
+// events (a submission's head, a log entry), and each write changes the resourceVersion
+// a statement is written at.
+const statementAttempts = 5
+
+// admitAgainOnConflict runs admit, which reads the operator, checks the statement and
+// writes it (writeStatement), again while its write meets a conflict, at most
+// statementAttempts times: each attempt reads and checks anew, so nothing is written
+// over a change the check did not see.
+func admitAgainOnConflict(admit func() error) error {
+	var err error
+	for range statementAttempts {
+		var ae *apiError
+		if err = admit(); !errors.As(err, &ae) || ae.code != "conflict" {
+			return err
+		}
+	}
+	return err
+}
+
 // writeStatement updates fo (its spec changed by the caller) at the resourceVersion it
 // was read with: 409 conflict when the operator changed since, 400 invalid_field when
 // the API server refuses the object.

@@ -33,7 +33,11 @@ func (s *Server) serveWithdraw(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the withdrawal", err)
 		return
 	}
-	fo, err := s.admitWithdrawal(ctx, &req)
+	var fo *fv1.FederationOperator
+	err := admitAgainOnConflict(func() (err error) {
+		fo, err = s.admitWithdrawal(ctx, &req)
+		return err
+	})
 	if err != nil {
 		s.fail(ctx, w, "withdraw an operator", err)
 		return

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -147,5 +149,33 @@ var _ = Describe("a statement's update", func() {
 		got := operatorOf(r)
 		Expect(got.Spec.Withdrawal).To(BeNil())
 		Expect(got.Spec.Contact).To(Equal("someone-else@example.org"))
+	})
+})
+
+// conflictOnce answers the first Update of a FederationOperator with a conflict, as the
+// API server does when the controller wrote the object between a read and that Update.
+type conflictOnce struct {
+	client.Client
+	conflicts int
+}
+
+func (c *conflictOnce) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if fo, ok := obj.(*fv1.FederationOperator); ok && c.conflicts == 0 {
+		c.conflicts++
+		return apierrors.NewConflict(fv1.GroupVersion.WithResource("federationoperators").GroupResource(), fo.Name, errors.New("the object has been modified"))
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+var _ = Describe("POST /federation/withdraw while the controller writes the operator", func() {
+	It("reads, checks and writes the withdrawal again rather than answer 409, which the seed's table does not have", func() {
+		s := newServer(Options{})
+		r := registered(s, "Busy Org")
+		busy := &conflictOnce{Client: s.client}
+		s.client = busy
+		a := postBody(s, "/federation/withdraw", protocol.NewWithdrawal(r.key, time.Now()))
+		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
+		Expect(busy.conflicts).To(Equal(1))
+		Expect(operatorOf(r).Status.Phase).To(Equal(fv1.PhaseWithdrawn))
 	})
 })

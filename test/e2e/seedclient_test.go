@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +72,6 @@ func seedExport(t *testing.T, dir, signKey string, window ...string) []byte {
 func cairnOK(t *testing.T, args ...string) {
 	t.Helper()
 	if code, out := runCairn(t, args...); code != 0 {
-		t.Fatal(fmt.Sprintf("cairn %s: exit %d\n%s", strings.Join(args, " "), code, out))
+		t.Fatalf("cairn %s: exit %d\n%s", strings.Join(args, " "), code, out)
 	}
 }

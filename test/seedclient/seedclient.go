@@ -47,117 +47,6 @@ type Story struct {
 	Logf func(format string, args ...any)
 }
 
-// The seed's answers, under its names and types.
-type (
-	challengeAnswer struct {
-		Nonce string `json:"nonce"`
-	}
-	registerAnswer struct {
-		OperatorID   string `json:"operator_id"`
-		RegisteredAt string `json:"registered_at"`
-		TLogLogIndex int64  `json:"tlog_log_index"`
-	}
-	submitAnswer struct {
-		SubmissionID       string `json:"submission_id"`
-		OperatorID         string `json:"operator_id"`
-		Verified           bool   `json:"verified"`
-		EntryCount         int64  `json:"entry_count"`
-		FirstSeq           int64  `json:"first_seq"`
-		LastSeq            int64  `json:"last_seq"`
-		ContinuityVerified bool   `json:"continuity_verified"`
-		SubmittedAt        string `json:"submitted_at"`
-		PendingAnchor      bool   `json:"pending_anchor"`
-	}
-	continuityAnswer struct {
-		Error                 string `json:"error"`
-		ExpectedFirstPrevHash string `json:"expected_first_prev_hash"`
-		GotFirstPrevHash      string `json:"got_first_prev_hash"`
-		PreviousSubmissionID  string `json:"previous_submission_id"`
-		Hint                  string `json:"hint"`
-	}
-	anchorAnswer struct {
-		AnchorID               string   `json:"anchor_id"`
-		CrossAnchorHash        string   `json:"cross_anchor_hash"`
-		ParticipatingOperators []string `json:"participating_operators"`
-		TLogLogIndex           *int64   `json:"tlog_log_index"`
-		TLogURL                *string  `json:"tlog_url"`
-		SubmissionsAnchored    int      `json:"submissions_anchored"`
-	}
-	statusAnswer struct {
-		FederationPublicKey string      `json:"federation_public_key"`
-		OperatorsActive     int         `json:"operators_active"`
-		OperatorsTotal      int         `json:"operators_total"`
-		SubmissionsLast24h  int         `json:"submissions_last_24h"`
-		LastAnchor          *lastAnchor `json:"last_anchor"`
-		UptimeSeconds       int64       `json:"uptime_seconds"`
-	}
-	lastAnchor struct {
-		AnchorID     string `json:"anchor_id"`
-		AnchoredAt   string `json:"anchored_at"`
-		Participants int    `json:"participants"`
-	}
-	operatorAnswer struct {
-		OperatorID   string `json:"operator_id"`
-		PublicKeyPEM string `json:"public_key_pem"`
-		OrgName      string `json:"org_name"`
-		RegisteredAt string `json:"registered_at"`
-		Status       string `json:"status"`
-		Submissions  []struct {
-			SubmissionID string `json:"submission_id"`
-			SubmittedAt  string `json:"submitted_at"`
-			EntryCount   int64  `json:"entry_count"`
-		} `json:"submissions"`
-		Anchors []struct {
-			AnchorID     string `json:"anchor_id"`
-			TLogLogIndex *int64 `json:"tlog_log_index"`
-		} `json:"anchors"`
-	}
-	anchorRecord struct {
-		AnchorID        string `json:"anchor_id"`
-		CrossAnchorHash string `json:"cross_anchor_hash"`
-	}
-	verifyAnswer struct {
-		AnchorID   string `json:"anchor_id"`
-		Valid      bool   `json:"valid"`
-		VerifiedAt string `json:"verified_at"`
-		Checks     struct {
-			CrossAnchorHashRecomputed   bool     `json:"cross_anchor_hash_recomputed"`
-			FederationSignatureVerified bool     `json:"federation_signature_verified"`
-			TLogEntryPresent            bool     `json:"tlog_entry_present"`
-			TLogInclusionProofValid     bool     `json:"tlog_inclusion_proof_valid"`
-			OperatorSignaturesVerified  []string `json:"operator_signatures_verified"`
-		} `json:"checks"`
-	}
-	// receipt is the client receipt form: participants as objects.
-	receipt struct {
-		AnchorID               string `json:"anchor_id"`
-		AnchoredAt             string `json:"anchored_at"`
-		CrossAnchorHash        string `json:"cross_anchor_hash"`
-		FederationSignature    string `json:"federation_signature"`
-		ParticipatingOperators []struct {
-			OperatorID     string `json:"operator_id"`
-			ChainSignature string `json:"chain_signature"`
-		} `json:"participating_operators"`
-	}
-	receiptsAnswer struct {
-		Receipts []json.RawMessage `json:"receipts"`
-	}
-)
-
-// The members each answer must carry, as the seed's table states them.
-var (
-	challengeMembers  = required("nonce")
-	registerMembers   = required("operator_id", "registered_at", "tlog_log_index")
-	submitMembers     = required("submission_id", "operator_id", "verified", "entry_count", "first_seq", "last_seq", "continuity_verified", "submitted_at", "pending_anchor")
-	continuityMembers = required("error", "expected_first_prev_hash", "got_first_prev_hash", "previous_submission_id", "hint")
-	anchorMembers     = required("anchor_id", "cross_anchor_hash", "participating_operators", "tlog_log_index?", "tlog_url?", "submissions_anchored")
-	statusMembers     = required("federation_public_key", "operators_active", "operators_total", "submissions_last_24h", "last_anchor?", "uptime_seconds")
-	operatorMembers   = required("operator_id", "public_key_pem", "org_name", "registered_at", "status", "submissions", "anchors")
-	verifyMembers     = required("anchor_id", "valid", "verified_at", "checks")
-	checkMembers      = required("cross_anchor_hash_recomputed", "federation_signature_verified", "tlog_entry_present", "tlog_inclusion_proof_valid", "operator_signatures_verified")
-	receiptMembers    = required("anchor_id", "anchored_at", "cross_anchor_hash", "participating_operators", "federation_signature")
-)
-
 // Run plays the story against s.Base and returns the first step that did not go as the
 // seed's table says.
 func Run(ctx context.Context, s Story) error {
@@ -202,13 +91,13 @@ func newRun(s Story) (*run, error) {
 	r := &run{Story: s, c: &client{base: s.Base, hc: &http.Client{Timeout: 2 * time.Minute}}}
 	var err error
 	if r.a, err = parseKey(s.A.PrivateKeyPEM, s.A.PublicKeyPEM); err != nil {
-		return nil, fmt.Errorf("A's key: %w", err)
+		return nil, fmt.Errorf("operator a's key: %w", err)
 	}
 	if r.b, err = parseKey(s.B.PrivateKeyPEM, s.B.PublicKeyPEM); err != nil {
-		return nil, fmt.Errorf("B's key: %w", err)
+		return nil, fmt.Errorf("operator b's key: %w", err)
 	}
 	if r.aNew, err = parseKey(s.ANewPrivateKeyPEM, s.ANewPublicKeyPEM); err != nil {
-		return nil, fmt.Errorf("A's new key: %w", err)
+		return nil, fmt.Errorf("operator a's new key: %w", err)
 	}
 	if r.Now == nil {
 		r.Now = time.Now
@@ -235,7 +124,7 @@ func (r *run) register(ctx context.Context) error {
 		who string
 	}{{r.a, r.A, r.aID, "A"}, {r.b, r.B, r.bID, "B"}} {
 		var ch challengeAnswer
-		if err := r.c.call(ctx, http.MethodGet, "/federation/register/challenge", nil, "", http.StatusOK, challengeMembers, &ch); err != nil {
+		if err := r.c.call(ctx, http.MethodGet, "/federation/register/challenge", nil, "", challengeMembers, &ch); err != nil {
 			return err
 		}
 		body, err := json.Marshal(map[string]string{"public_key_pem": o.k.pemText, "org_name": o.op.OrgName,
@@ -244,7 +133,7 @@ func (r *run) register(ctx context.Context) error {
 			return err
 		}
 		var reg registerAnswer
-		if err := r.c.call(ctx, http.MethodPost, "/federation/register", body, "", http.StatusOK, registerMembers, &reg); err != nil {
+		if err := r.c.call(ctx, http.MethodPost, "/federation/register", body, "", registerMembers, &reg); err != nil {
 			return fmt.Errorf("%s: %w", o.who, err)
 		}
 		if reg.OperatorID != o.id || reg.RegisteredAt == "" {
@@ -271,7 +160,7 @@ func (r *run) submit(ctx context.Context) error {
 	}{{r.a, r.aID, r.A.Export}, {r.b, r.bID, r.B.Export}, {r.a, r.aID, r.A.Export}} {
 		var sub submitAnswer
 		if err := r.c.call(ctx, http.MethodPost, "/federation/submit", o.export, o.k.token(o.id, o.export, r.Now()),
-			http.StatusOK, submitMembers, &sub); err != nil {
+			submitMembers, &sub); err != nil {
 			return err
 		}
 		if sub.OperatorID != o.id || !sub.Verified || !sub.ContinuityVerified || sub.FirstSeq != 1 || sub.LastSeq < 1 {
@@ -306,7 +195,7 @@ func (r *run) submit(ctx context.Context) error {
 // anchor asks for an anchor with the admin token: it binds A and B.
 func (r *run) anchor(ctx context.Context) error {
 	var an anchorAnswer
-	if err := r.c.call(ctx, http.MethodPost, "/federation/anchor", nil, "Bearer "+r.AdminToken, http.StatusOK, anchorMembers, &an); err != nil {
+	if err := r.c.call(ctx, http.MethodPost, "/federation/anchor", nil, "Bearer "+r.AdminToken, anchorMembers, &an); err != nil {
 		return err
 	}
 	got := slices.Clone(an.ParticipatingOperators)
@@ -321,7 +210,7 @@ func (r *run) anchor(ctx context.Context) error {
 // records reads the status, A's record and the stored anchor.
 func (r *run) records(ctx context.Context) error {
 	var st statusAnswer
-	if err := r.c.call(ctx, http.MethodGet, "/federation/status", nil, "", http.StatusOK, statusMembers, &st); err != nil {
+	if err := r.c.call(ctx, http.MethodGet, "/federation/status", nil, "", statusMembers, &st); err != nil {
 		return err
 	}
 	if st.FederationPublicKey == "" || st.OperatorsActive != 2 || st.OperatorsTotal != 2 || st.SubmissionsLast24h != 2 ||
@@ -329,7 +218,7 @@ func (r *run) records(ctx context.Context) error {
 		return fmt.Errorf("GET /federation/status: %+v", st)
 	}
 	var op operatorAnswer
-	if err := r.c.call(ctx, http.MethodGet, "/federation/operator/"+r.aID, nil, "", http.StatusOK, operatorMembers, &op); err != nil {
+	if err := r.c.call(ctx, http.MethodGet, "/federation/operator/"+r.aID, nil, "", operatorMembers, &op); err != nil {
 		return err
 	}
 	if op.OperatorID != r.aID || op.PublicKeyPEM != r.a.pemText || op.OrgName != r.A.OrgName || op.Status != "active" ||
@@ -337,7 +226,7 @@ func (r *run) records(ctx context.Context) error {
 		return fmt.Errorf("GET /federation/operator/%s: %+v", r.aID, op)
 	}
 	var rec anchorRecord
-	if err := r.c.call(ctx, http.MethodGet, "/federation/anchor/"+r.anchorID, nil, "", http.StatusOK, required("anchor_id", "cross_anchor_hash"), &rec); err != nil {
+	if err := r.c.call(ctx, http.MethodGet, "/federation/anchor/"+r.anchorID, nil, "", required("anchor_id", "cross_anchor_hash"), &rec); err != nil {
 		return err
 	}
 	if rec.AnchorID != r.anchorID || rec.CrossAnchorHash != r.anchorHash {
@@ -349,7 +238,7 @@ func (r *run) records(ctx context.Context) error {
 // receipts fetches A's receipts and recomputes the anchor's hash from its receipt.
 func (r *run) receipts(ctx context.Context) error {
 	var page receiptsAnswer
-	if err := r.c.call(ctx, http.MethodGet, "/receipts", nil, r.a.token(r.aID, nil, r.Now()), http.StatusOK, required("receipts"), &page); err != nil {
+	if err := r.c.call(ctx, http.MethodGet, "/receipts", nil, r.a.token(r.aID, nil, r.Now()), required("receipts"), &page); err != nil {
 		return err
 	}
 	for _, raw := range page.Receipts {
@@ -428,7 +317,7 @@ func (r *run) rotate(ctx context.Context) error {
 		OperatorID   string `json:"operator_id"`
 		NewPublicKey string `json:"new_public_key"`
 	}
-	if err := r.c.call(ctx, http.MethodPost, "/federation/rotate-key", body, "", http.StatusOK, required("operator_id", "new_public_key"), &rot); err != nil {
+	if err := r.c.call(ctx, http.MethodPost, "/federation/rotate-key", body, "", required("operator_id", "new_public_key"), &rot); err != nil {
 		return err
 	}
 	if rot.OperatorID != r.aID || rot.NewPublicKey != r.aNew.pemText {
@@ -442,7 +331,7 @@ func (r *run) rotate(ctx context.Context) error {
 	}
 	var sub submitAnswer
 	if err := r.c.call(ctx, http.MethodPost, "/federation/submit", r.AAfterRotation, r.aNew.token(r.aID, r.AAfterRotation, r.Now()),
-		http.StatusOK, submitMembers, &sub); err != nil {
+		submitMembers, &sub); err != nil {
 		return err
 	}
 	if sub.OperatorID != r.aID || !sub.Verified || !sub.ContinuityVerified || sub.FirstSeq < 2 {
@@ -462,14 +351,14 @@ func (r *run) withdraw(ctx context.Context) error {
 	var w struct {
 		OperatorID string `json:"operator_id"`
 	}
-	if err := r.c.call(ctx, http.MethodPost, "/federation/withdraw", body, "", http.StatusOK, required("operator_id"), &w); err != nil {
+	if err := r.c.call(ctx, http.MethodPost, "/federation/withdraw", body, "", required("operator_id"), &w); err != nil {
 		return err
 	}
 	if w.OperatorID != r.aID {
 		return fmt.Errorf("POST /federation/withdraw: %+v", w)
 	}
 	var op operatorAnswer
-	if err := r.c.call(ctx, http.MethodGet, "/federation/operator/"+r.aID, nil, "", http.StatusOK, operatorMembers, &op); err != nil {
+	if err := r.c.call(ctx, http.MethodGet, "/federation/operator/"+r.aID, nil, "", operatorMembers, &op); err != nil {
 		return err
 	}
 	if op.Status != "withdrawn" {

@@ -105,16 +105,16 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, auth 
 	return &answer{status: resp.StatusCode, body: b}, nil
 }
 
-// call sends the request, requires status and reads the answer strictly into out (nil:
-// the answer is not read).
-func (c *client) call(ctx context.Context, method, path string, body []byte, auth string, status int, want []member, out any) error {
+// call sends the request, requires 200 and reads the answer strictly into out (nil: the
+// answer is not read).
+func (c *client) call(ctx context.Context, method, path string, body []byte, auth string, want []member, out any) error {
 	a, err := c.do(ctx, method, path, body, auth)
 	if err != nil {
 		return err
 	}
 	what := method + " " + path
-	if a.status != status {
-		return fmt.Errorf("%s: HTTP %d, want %d: %s", what, a.status, status, clip(a.body))
+	if a.status != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d, want 200: %s", what, a.status, clip(a.body))
 	}
 	if out == nil {
 		return nil
