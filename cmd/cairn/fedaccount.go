@@ -29,7 +29,7 @@ arguments are wrong.`,
 				return err
 			}
 			defer s.close()
-			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+			if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 				return err
 			}
 			res, err := s.client.Withdraw(s.ctx)
@@ -74,7 +74,7 @@ are wrong.`,
 				return err
 			}
 			defer s.close()
-			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+			if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 				return err
 			}
 			service, op := s.service, s.op
