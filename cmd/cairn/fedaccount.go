@@ -34,7 +34,7 @@ reached, 2 the arguments are wrong (no terminal and no --yes).`,
 				return err
 			}
 			defer s.close()
-			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+			if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 				return err
 			}
 			if !yes {
@@ -85,7 +85,7 @@ are wrong.`,
 				return err
 			}
 			defer s.close()
-			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+			if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 				return err
 			}
 			service, op := s.service, s.op

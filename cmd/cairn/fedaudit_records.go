@@ -70,7 +70,7 @@ func (o *auditOptions) fetchRecords(ctx context.Context, cmd *cobra.Command, fo 
 		return nil, err
 	}
 	defer s.close()
-	if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+	if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 		return nil, err
 	}
 	base, rekor := "", false

@@ -100,7 +100,7 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	defer s.close()
 	ctx, c := s.ctx, s.client
-	if _, err := fo.checkPins(cmd, s, pinPolicy(o.trustNewKey)); err != nil {
+	if err := fo.checkPins(cmd, s, pinPolicy(o.trustNewKey)); err != nil {
 		return err
 	}
 	keys, err := fo.trusted(o.trust)

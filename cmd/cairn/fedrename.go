@@ -69,7 +69,7 @@ func (o *renameOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return err
 	}
 	defer s.close()
-	if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+	if err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
 		return err
 	}
 	res, err := s.client.Rename(s.ctx, o.org, o.contact)

@@ -114,7 +114,7 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		if o.dryRun {
 			policy = clientconfig.CheckOnly
 		}
-		if _, err := fo.checkPins(cmd, s, policy); err != nil {
+		if err := fo.checkPins(cmd, s, policy); err != nil {
 			return err
 		}
 	}

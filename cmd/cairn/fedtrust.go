@@ -17,14 +17,14 @@ import (
 // checkPins reads the keys the session's federation presents and checks them against its
 // pins as policy says (clientconfig.Dir.Trust), before the command sends anything else.
 // What it pins it says on standard error, with the fingerprints to compare.
-func (o *federationOptions) checkPins(cmd *cobra.Command, s *session, policy clientconfig.Policy) (*clientconfig.Verdict, error) {
+func (o *federationOptions) checkPins(cmd *cobra.Command, s *session, policy clientconfig.Policy) error {
 	st, err := s.client.Status(s.ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v, err := o.dir().Trust(s.service, presentedKeys(st), policy)
 	if err != nil {
-		return v, fmt.Errorf("refusing to send anything to %s: %w", s.service, err)
+		return fmt.Errorf("refusing to send anything to %s: %w", s.service, err)
 	}
 	say := func(format string, args ...any) { _, _ = fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }
 	switch {
@@ -35,7 +35,7 @@ func (o *federationOptions) checkPins(cmd *cobra.Command, s *session, policy cli
 		say("first contact with %s: pinned its federation key %s and log ID %s; compare them with those its administrators "+
 			"publish (cairn federation trust shows them)", s.service, v.Presented.FederationKey, v.Presented.LogID)
 	}
-	return v, nil
+	return nil
 }
 
 // pinPolicy is the policy of a command with --trust-new-key set to trustNew.

@@ -89,7 +89,7 @@ func (e *KeyChangedError) Error() string {
 		pinned, presented = "sha256:"+pinned, "sha256:"+presented
 	}
 	return fmt.Sprintf("%s key of %s changed: pinned %s, now presented %s; if the federation rotated its key, compare the new "+
-		"key with the one its administrators publish and pin it with: cairn federation trust --service %s",
+		"key with the one its administrators publish and pin it with: cairn federation trust --service %s (or run again with --trust-new-key)",
 		e.Which, e.Host, pinned, presented, e.Service)
 }
 

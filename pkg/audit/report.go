@@ -19,8 +19,9 @@ type Check struct {
 	protocol.Check
 	// Err is the failure's error, for the exit status; nil for a pass or a skip.
 	Err error `json:"-"`
-	// Beyond marks a skipped check no auditor can make (it needs the chain's HMAC
-	// secret): shown, but not what makes an audit partial.
+	// Beyond marks a skipped check the audit's inputs cannot support (the chain's HMAC
+	// secret, or the entries a header-only export leaves out): shown, but not what makes
+	// an audit partial.
 	Beyond bool `json:"beyond_audit,omitempty"`
 }
 
@@ -44,8 +45,9 @@ func (r *Report) Add(subject string, c protocol.Check, err error) {
 	r.Checks = append(r.Checks, Check{Subject: subject, Check: c, Err: err})
 }
 
-// Beyond appends c, a check skipped because it needs what no auditor holds (the chain's
-// HMAC secret): shown, not counted as left out.
+// Beyond appends c, a check skipped because it needs what an audit is not given (the
+// chain's HMAC secret, the entries of a header-only export): shown, not counted as left
+// out.
 func (r *Report) Beyond(subject string, c protocol.Check) {
 	r.Checks = append(r.Checks, Check{Subject: subject, Check: c, Beyond: true})
 }
