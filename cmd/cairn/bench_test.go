@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 )
 
@@ -84,7 +86,7 @@ func cairnQuiet(args ...string) (string, error) {
 	cmd.SetOut(&out)
 	cmd.SetErr(io.Discard)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
+	err := cmd.ExecuteContext(clitest.Context(context.Background()))
 	return out.String(), err
 }
 

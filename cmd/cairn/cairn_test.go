@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 )
 
 func runCairn(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return clitest.Run(t, newRootCommand(), args...)
 }
 
 func TestVersion(t *testing.T) {

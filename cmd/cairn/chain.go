@@ -3,12 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -22,7 +21,7 @@ func newChainCommand() *cobra.Command {
 }
 
 func newChainVerifyCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var full bool
 	var wf verifyWindowFlags
 	cmd := &cobra.Command{
@@ -44,9 +43,9 @@ original does, and the output says so. --since/--until apply to BIJOTEL files on
 
 Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printed),
 1 unreadable, 2 bad arguments.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if legacy, err := isLegacyChain(o.db); err != nil {
+			if legacy, err := isLegacyChain(o.DB); err != nil {
 				return err
 			} else if legacy {
 				return verifyLegacyChain(cmd, &o, &wf)
@@ -55,7 +54,7 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 			if err != nil {
 				return err
 			}
-			s, err := o.open(false)
+			s, err := o.Open(false)
 			if err != nil {
 				return err
 			}
@@ -63,10 +62,10 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 			if r, err = wf.lastN(cmd.Context(), s, r); err != nil {
 				return err
 			}
-			bar := newProgressBar(cmd.ErrOrStderr(), "verify")
+			bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "verify")
 			start := time.Now()
-			report, err := s.Verify(cmd.Context(), store.VerifyOptions{Full: full, From: r.from, To: r.to, Progress: bar.progressFunc()})
-			bar.done()
+			report, err := s.Verify(cmd.Context(), store.VerifyOptions{Full: full, From: r.From, To: r.To, Progress: bar.ProgressFunc()})
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -85,21 +84,21 @@ Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printe
 			return printImportCheck(cmd.OutOrStdout(), report.Import)
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().BoolVar(&full, "full", false, "check every entry, not only the first and last (BIJOTEL files: always)")
 	wf.addFlags(cmd)
 	return cmd
 }
 
 func newChainStatsCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Print the chain's size, range and head",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := o.open(false)
+			s, err := o.Open(false)
 			if err != nil {
 				return err
 			}
@@ -120,7 +119,7 @@ func newChainStatsCommand() *cobra.Command {
 			return err
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -130,16 +129,4 @@ func nsTime(ns int64) string {
 		return "-"
 	}
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
-}
-
-// openInput opens a file, or standard input for "-".
-func openInput(stdin io.Reader, path string) (io.Reader, func(), error) {
-	if path == "-" {
-		return stdin, func() {}, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { _ = f.Close() }, nil
 }

@@ -12,11 +12,12 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/bijotel/importer"
 	"github.com/cairn-dev/cairn/internal/bijotel/legacydb"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
 func newChainImportCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var from, exportTo, legacyHex, legacyFile, signKey string
 	cmd := &cobra.Command{
 		Use:   "import --from LEGACY.db --into CHAIN.db",
@@ -37,22 +38,22 @@ Stop the original's writers first: rows sealed after the import began are not im
 
 Exit status: 0 imported (or already), 3 the legacy chain fails verification or changed
 since the import, 1 unreadable or refused, 2 bad arguments.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" || o.db == "" {
-				return usageError{errors.New("--from and --into are required")}
+			if from == "" || o.DB == "" {
+				return cmdutil.UsageError{Err: errors.New("--from and --into are required")}
 			}
 			if exportTo == "" {
-				exportTo = strings.TrimSuffix(o.db, ".db") + "-bijotel-export.json"
+				exportTo = strings.TrimSuffix(o.DB, ".db") + "-bijotel-export.json"
 			}
-			secret, err := o.secret(true)
+			secret, err := o.Secret(true)
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			legacySecret := secret
 			if legacyHex != "" || legacyFile != "" {
 				if legacySecret, err = store.LoadSecret(legacyHex, legacyFile); err != nil {
-					return usageError{fmt.Errorf("legacy secret: %w", err)}
+					return cmdutil.UsageError{Err: fmt.Errorf("legacy secret: %w", err)}
 				}
 			}
 			var key ed25519.PrivateKey
@@ -66,7 +67,7 @@ since the import, 1 unreadable or refused, 2 bad arguments.`,
 				return err
 			}
 			defer func() { _ = legacy.Close() }()
-			into, err := store.Open(o.db, secret)
+			into, err := store.Open(o.DB, secret)
 			if err != nil {
 				return err
 			}
@@ -78,13 +79,13 @@ since the import, 1 unreadable or refused, 2 bad arguments.`,
 			if err != nil {
 				return err
 			}
-			return printImport(cmd, res, o.db, exportTo, time.Since(start))
+			return printImport(cmd, res, o.DB, exportTo, time.Since(start))
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the BIJOTEL chain file (its chain.db)")
-	cmd.Flags().StringVar(&o.db, "into", "", "the Cairn chain file to create (or that holds this import already)")
-	cmd.Flags().StringVar(&o.secretHex, "secret-hex", "", "the Cairn chain's HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
-	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "file holding the Cairn chain's HMAC secret in hex")
+	cmd.Flags().StringVar(&o.DB, "into", "", "the Cairn chain file to create (or that holds this import already)")
+	cmd.Flags().StringVar(&o.SecretHex, "secret-hex", "", "the Cairn chain's HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
+	cmd.Flags().StringVar(&o.SecretFile, "secret-file", "", "file holding the Cairn chain's HMAC secret in hex")
 	cmd.Flags().StringVar(&legacyHex, "legacy-secret-hex", "", "the legacy chain's HMAC secret in hex (prefer BIJOTEL_HMAC_SECRET); default: the Cairn secret")
 	cmd.Flags().StringVar(&legacyFile, "legacy-secret-file", "", "file holding the legacy chain's HMAC secret in hex")
 	cmd.Flags().StringVar(&exportTo, "export-to", "", "where to write the legacy export (default: the --into path with -bijotel-export.json for .db)")

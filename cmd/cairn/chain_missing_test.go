@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // TestMissingChainIsAnErrorAndNothingIsCreated is the attack of issue 33: `cairn chain
@@ -43,8 +45,8 @@ func TestMissingChainIsAnErrorAndNothingIsCreated(t *testing.T) {
 				args = append(args, "--db", db, "--secret-hex", testSecretHex)
 			}
 			out, err := runCairn(t, args...)
-			if code := exitCode(err); code != ExitError {
-				t.Errorf("exit %d, want %d (the chain does not exist)\n%s", code, ExitError, out)
+			if code := cmdutil.ExitCode(err); code != cmdutil.ExitError {
+				t.Errorf("exit %d, want %d (the chain does not exist)\n%s", code, cmdutil.ExitError, out)
 			}
 			if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), db) {
 				t.Errorf("error %v: want one that names %s and says it does not exist", err, db)
@@ -73,7 +75,7 @@ func TestSubmitOfAMissingChainIsAnError(t *testing.T) {
 	db := filepath.Join(dir, "chain.db")
 	out, err := runCairn(t, "federation", "submit", "--dry-run", "--service", f.URL, "--config-dir", t.TempDir(),
 		"--operator-id", id, "--private-key", priv, "--db", db, "--secret-hex", testSecretHex)
-	if code := exitCode(err); code != ExitError || err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitError || err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("submit of a missing chain: exit %d, %v\n%s", code, err, out)
 	}
 	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
@@ -96,7 +98,7 @@ func TestChainOnAnotherDatabaseIsLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runCairn(t, "chain", "verify", "--db", db, "--secret-hex", testSecretHex)
-	if code := exitCode(err); code != ExitError || err == nil || !strings.Contains(err.Error(), "no chain table") {
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitError || err == nil || !strings.Contains(err.Error(), "no chain table") {
 		t.Errorf("verify of a database without a chain: exit %d, %v\n%s", code, err, out)
 	}
 	if after, err := os.ReadFile(db); err != nil || string(after) != string(before) {

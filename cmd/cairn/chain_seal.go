@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -18,7 +19,7 @@ import (
 const sealBatchSize = 1000
 
 func newChainSealCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var file string
 	cmd := &cobra.Command{
 		Use:   "seal --file SPANS.jsonl",
@@ -27,17 +28,17 @@ func newChainSealCommand() *cobra.Command {
 body: name, kind, attributes, status_code, status_description, start_time_ns, end_time_ns
 (decimal nanoseconds, as strings or numbers), trace_id and span_id. Spans are sealed in
 batches of 1,000, each batch in one transaction. The secret is required.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
-				return usageError{fmt.Errorf("--file is required (- reads standard input)")}
+				return cmdutil.UsageError{Err: fmt.Errorf("--file is required (- reads standard input)")}
 			}
-			in, closeIn, err := openInput(cmd.InOrStdin(), file)
+			in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), file)
 			if err != nil {
 				return err
 			}
 			defer closeIn()
-			s, err := o.create()
+			s, err := o.Create()
 			if err != nil {
 				return err
 			}
@@ -50,7 +51,7 @@ batches of 1,000, each batch in one transaction. The secret is required.`,
 			return err
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "JSON Lines file of spans, - for standard input")
 	return cmd
 }

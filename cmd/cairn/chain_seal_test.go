@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -78,8 +79,8 @@ func TestSealLinesStopsAtTheBatchOfABadLine(t *testing.T) {
 			}
 			// Malformed input exits 1, a body the store refuses included: it is no entry of
 			// the chain that failed a verification (exit 3).
-			if c.err != "" && c.err != "read spans: disk gone" && (!errors.Is(err, protocol.ErrMalformed) || exitCode(err) != ExitError) {
-				t.Errorf("%v: exit %d, want %d (malformed input)", err, exitCode(err), ExitError)
+			if c.err != "" && c.err != "read spans: disk gone" && (!errors.Is(err, protocol.ErrMalformed) || cmdutil.ExitCode(err) != cmdutil.ExitError) {
+				t.Errorf("%v: exit %d, want %d (malformed input)", err, cmdutil.ExitCode(err), cmdutil.ExitError)
 			}
 		})
 	}

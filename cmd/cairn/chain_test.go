@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 const testSecretHex = "5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c"
@@ -41,17 +43,17 @@ func TestChainCommands(t *testing.T) {
 	chain := func(args ...string) (string, int) {
 		t.Helper()
 		out, err := runCairn(t, append(args, "--db", db, "--secret-hex", testSecretHex)...)
-		return out, exitCode(err)
+		return out, cmdutil.ExitCode(err)
 	}
 
-	if out, code := chain("chain", "seal", "--file", spansFile(t, dir, 25)); code != ExitOK || !strings.Contains(out, "sealed 25 spans") {
+	if out, code := chain("chain", "seal", "--file", spansFile(t, dir, 25)); code != cmdutil.ExitOK || !strings.Contains(out, "sealed 25 spans") {
 		t.Fatalf("seal: exit %d\n%s", code, out)
 	}
-	if out, code := chain("chain", "stats"); code != ExitOK || !strings.Contains(out, "entries         25") {
+	if out, code := chain("chain", "stats"); code != cmdutil.ExitOK || !strings.Contains(out, "entries         25") {
 		t.Fatalf("stats: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{{"chain", "verify"}, {"chain", "verify", "--full"}, {"chain", "verify", "--full", "--range", "5:9"}} {
-		if out, code := chain(args...); code != ExitOK || !strings.Contains(out, "valid") {
+		if out, code := chain(args...); code != cmdutil.ExitOK || !strings.Contains(out, "valid") {
 			t.Fatalf("%v: exit %d\n%s", args, code, out)
 		}
 	}
@@ -62,7 +64,7 @@ func TestChainCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	export := filepath.Join(dir, "export.json")
-	if out, code := chain("export", "--sign-key", filepath.Join(keys, "private.pem"), "--after-seq", "10", "--output", export); code != ExitOK {
+	if out, code := chain("export", "--sign-key", filepath.Join(keys, "private.pem"), "--after-seq", "10", "--output", export); code != cmdutil.ExitOK {
 		t.Fatalf("export: exit %d\n%s", code, out)
 	}
 	pub := filepath.Join(keys, "public.pem")
@@ -71,20 +73,20 @@ func TestChainCommands(t *testing.T) {
 		args []string
 		want int
 	}{
-		"public key":     {[]string{"verify-export", export, "--public-key", pub}, ExitOK},
-		"secret":         {[]string{"verify-export", export, "--secret-hex", testSecretHex}, ExitOK},
-		"pretty-printed": {[]string{"verify-export", pretty, "--public-key", pub, "--secret-hex", testSecretHex}, ExitOK},
-		"no trust":       {[]string{"verify-export", export}, ExitMismatch},
-		"wrong secret":   {[]string{"verify-export", export, "--secret-hex", strings.Repeat("ab", 32)}, ExitMismatch},
-		"missing file":   {[]string{"verify-export", filepath.Join(dir, "nope.json"), "--public-key", pub}, ExitError},
-		"not an export":  {[]string{"verify-export", db, "--public-key", pub}, ExitError},
-		"no file given":  {[]string{"verify-export"}, ExitUsage},
-		"short secret":   {[]string{"verify-export", export, "--secret-hex", "abcd"}, ExitUsage},
+		"public key":     {[]string{"verify-export", export, "--public-key", pub}, cmdutil.ExitOK},
+		"secret":         {[]string{"verify-export", export, "--secret-hex", testSecretHex}, cmdutil.ExitOK},
+		"pretty-printed": {[]string{"verify-export", pretty, "--public-key", pub, "--secret-hex", testSecretHex}, cmdutil.ExitOK},
+		"no trust":       {[]string{"verify-export", export}, cmdutil.ExitMismatch},
+		"wrong secret":   {[]string{"verify-export", export, "--secret-hex", strings.Repeat("ab", 32)}, cmdutil.ExitMismatch},
+		"missing file":   {[]string{"verify-export", filepath.Join(dir, "nope.json"), "--public-key", pub}, cmdutil.ExitError},
+		"not an export":  {[]string{"verify-export", db, "--public-key", pub}, cmdutil.ExitError},
+		"no file given":  {[]string{"verify-export"}, cmdutil.ExitUsage},
+		"short secret":   {[]string{"verify-export", export, "--secret-hex", "abcd"}, cmdutil.ExitUsage},
 	}
 	for name, tc := range verify {
 		t.Run(name, func(t *testing.T) {
 			out, err := runCairn(t, tc.args...)
-			if got := exitCode(err); got != tc.want {
+			if got := cmdutil.ExitCode(err); got != tc.want {
 				t.Errorf("exit %d, want %d (%v)\n%s", got, tc.want, err, out)
 			}
 		})
@@ -102,13 +104,13 @@ func TestChainCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = runCairn(t, "chain", "verify", "--full", "--db", db, "--secret-hex", testSecretHex)
-	if exitCode(err) != ExitMismatch || !strings.Contains(err.Error(), "seq 7") {
-		t.Fatalf("verify of a tampered chain: exit %d, %v", exitCode(err), err)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(err.Error(), "seq 7") {
+		t.Fatalf("verify of a tampered chain: exit %d, %v", cmdutil.ExitCode(err), err)
 	}
 
 	for _, args := range [][]string{{"chain", "verify", "--range", "9:5"}, {"chain", "verify", "--range", "x"}, {"export", "--output", export}} {
-		if _, code := chain(args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		if _, code := chain(args...); code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, cmdutil.ExitUsage)
 		}
 	}
 }
@@ -120,12 +122,12 @@ func TestChainSealRefusesBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := runCairn(t, "chain", "seal", "--file", bad, "--db", filepath.Join(dir, "c.db"), "--secret-hex", testSecretHex)
-	if exitCode(err) != ExitError || !strings.Contains(err.Error(), "line 1") {
-		t.Fatalf("seal of a bad line: exit %d, %v", exitCode(err), err)
+	if cmdutil.ExitCode(err) != cmdutil.ExitError || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("seal of a bad line: exit %d, %v", cmdutil.ExitCode(err), err)
 	}
 	_, err = runCairn(t, "chain", "seal", "--file", bad, "--db", filepath.Join(dir, "c.db"))
-	if exitCode(err) != ExitUsage {
-		t.Fatalf("seal without a secret: exit %d, %v", exitCode(err), err)
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Fatalf("seal without a secret: exit %d, %v", cmdutil.ExitCode(err), err)
 	}
 }
 

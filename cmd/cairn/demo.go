@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/client"
 )
 
@@ -80,7 +81,7 @@ runs the demo and stops it.
 
 Exit status: 0 every step held; 1 a step failed (the story names it), or no cairn dev
 answers in --dir; 2 the arguments are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			t, err := loadDemoTarget(ctx, dir)
@@ -160,7 +161,7 @@ func runDemo(ctx context.Context, out io.Writer, t demoTarget) error {
 		held, err := st.run(ctx)
 		if err != nil {
 			s.sh.printf("%s\n\nThe demo FAILED at step %d (%s): run %d did not hold.\n", wrapError(err), i+1, st.name, s.run)
-			return silentError{fmt.Errorf("demo step %d (%s): %w", i+1, st.name, err)}
+			return cmdutil.SilentError{Err: fmt.Errorf("demo step %d (%s): %w", i+1, st.name, err)}
 		}
 		s.sh.printf("%s\n", wrap("   ✓ ", held))
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 func TestShellQuoteReadsBack(t *testing.T) {
@@ -50,7 +52,7 @@ func TestNextRunCounts(t *testing.T) {
 func TestDemoSaysWhenNoDevAnswers(t *testing.T) {
 	dir := t.TempDir()
 	_, err := runCairn(t, "demo", "--dir", dir)
-	if err == nil || exitCode(err) != ExitError || !strings.Contains(err.Error(), "no cairn dev answers in "+dir+" (dev.json is missing)") {
+	if err == nil || cmdutil.ExitCode(err) != cmdutil.ExitError || !strings.Contains(err.Error(), "no cairn dev answers in "+dir+" (dev.json is missing)") {
 		t.Fatalf("cairn demo without dev.json: %v", err)
 	}
 	// A dev.json left behind by a cairn dev that died: its federation API does not answer.

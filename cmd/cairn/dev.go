@@ -21,6 +21,7 @@ import (
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/devenv"
 	"github.com/cairn-dev/cairn/manager"
 )
@@ -107,19 +108,19 @@ signs exports (<dir>/operator-key.pem), both made on the first start and kept.
 Once ready, <dir>/dev.json says where the federation API answers, for cairn demo.
 --demo runs the demo then (its logs go to <dir>/dev.log) and stops; the exit status is
 the demo's. --fresh deletes the cluster state, the embedded log and the demo's state.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.completeWebhooks(); err != nil {
 				return err
 			}
 			if err := opts.validate(); err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			return runDev(cmd.Context(), cmd.OutOrStdout(), opts)
 		},
 	}
 	opts.addFlags(cmd)
-	addClusterFlags(cmd)
+	cmdutil.AddClusterFlags(cmd)
 	opts.logDemoToFile(cmd)
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/devenv"
 )
 
@@ -73,7 +74,7 @@ func TestDevChainService(t *testing.T) {
 
 func TestDevRejectsABadServeAddress(t *testing.T) {
 	_, err := runCairn(t, "dev", "--assets", t.TempDir(), "--serve-addr", "8080")
-	if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "--serve-addr") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--serve-addr") {
 		t.Fatalf("cairn dev --serve-addr 8080: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // The serving certificate verifies for 127.0.0.1 under the CA the configuration is given,
@@ -85,7 +87,7 @@ func TestDevWebhooksListenOnAFreeLoopbackPort(t *testing.T) {
 
 func TestDevDemoNeedsTheFederationAPI(t *testing.T) {
 	_, err := runCairn(t, "dev", "--assets", t.TempDir(), "--demo", "--federation-bind-address", "0")
-	if exitCode(err) != ExitUsage || err == nil || !strings.Contains(err.Error(), "--demo needs the federation API") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || err == nil || !strings.Contains(err.Error(), "--demo needs the federation API") {
 		t.Fatalf("cairn dev --demo --federation-bind-address 0: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 func newEnergyCommand() *cobra.Command {
@@ -26,7 +27,7 @@ without it.`,
 }
 
 func newEnergyBackfillCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	cmd := &cobra.Command{
 		Use:   "backfill",
 		Short: "Log the energy of entries sealed without it; prints how many rows were added",
@@ -34,9 +35,9 @@ func newEnergyBackfillCommand() *cobra.Command {
 cairn, or before the table existed), a thousand entries per transaction, so that sealing
 goes on meanwhile. Running it again adds nothing. The HMAC secret is required, as for
 any write to the chain's database.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := o.open(true)
+			s, err := o.Open(true)
 			if err != nil {
 				return err
 			}
@@ -49,12 +50,12 @@ any write to the chain's database.`,
 			return err
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	return cmd
 }
 
 func newEnergySummaryCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var opts analysis.EnergySummaryOptions
 	var overrides, oldOverrides map[string]string
 	cmd := &cobra.Command{
@@ -67,13 +68,13 @@ whether each model and region is known, the rates and intensities used, and how 
 calls used a default. Calls whose span names no region (cloud.region) are counted in
 --region; --intensity-overrides sets grid intensities (gCO2/kWh), custom regions
 included. The secret is not needed.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", overrides, oldOverrides); err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
-			s, err := o.open(false)
+			s, err := o.Open(false)
 			if err != nil {
 				return err
 			}
@@ -82,10 +83,10 @@ included. The secret is not needed.`,
 			if err != nil {
 				return err
 			}
-			return writeIndentedJSON(cmd.OutOrStdout(), sum)
+			return cmdutil.WriteJSON(cmd.OutOrStdout(), sum)
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().StringVar(&opts.DefaultRegion, "region", defaultServeRegion, "grid region of the calls whose span names none (cloud.region), as cairn serve's --region; empty: world's intensity")
 	addIntensityOverridesFlag(cmd, &overrides)
 	cmd.Flags().StringToStringVar(&oldOverrides, "intensity", nil, "the earlier name of --intensity-overrides, still accepted")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // energySpan is a call to seal for the energy tests: its model, region ("" names none)
@@ -179,8 +180,8 @@ func TestEnergyCommands(t *testing.T) {
 		"serve with a bad override": {"serve", "--db", filepath.Join(dir, "other.db"), "--secret-hex", testSecretHex, "--intensity-overrides", "lab=-1"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := runCairn(t, args...); exitCode(err) != ExitUsage {
-				t.Errorf("exit %d, want %d (%v)", exitCode(err), ExitUsage, err)
+			if _, err := runCairn(t, args...); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+				t.Errorf("exit %d, want %d (%v)", cmdutil.ExitCode(err), cmdutil.ExitUsage, err)
 			}
 		})
 	}

@@ -13,12 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 func newExportCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var signKey, window, output string
 	var afterSeq int64
 	var headerOnly bool
@@ -33,21 +34,21 @@ secret is required (it signs chain_signature).
 A chain imported from BIJOTEL carries its imported rows only behind its bridge record
 (entry 1): a window that starts after seq 1 but holds imported rows is refused, since no
 verifier would take it; export from seq 1, after the imported rows, or --header-only.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := parseRange(window)
+			r, err := cmdutil.ParseRange(window)
 			if err != nil {
 				return err
 			}
 			switch {
 			case signKey == "" || output == "":
-				return usageError{errors.New("--sign-key and --output are required")}
+				return cmdutil.UsageError{Err: errors.New("--sign-key and --output are required")}
 			case afterSeq < 0:
-				return usageError{errors.New("--after-seq must not be negative")}
+				return cmdutil.UsageError{Err: errors.New("--after-seq must not be negative")}
 			case afterSeq > 0 && window != "":
-				return usageError{errors.New("give --range or --after-seq, not both")}
+				return cmdutil.UsageError{Err: errors.New("give --range or --after-seq, not both")}
 			case afterSeq > 0:
-				r = seqRange{from: afterSeq + 1}
+				r = cmdutil.SeqRange{From: afterSeq + 1}
 			}
 			keyPEM, err := os.ReadFile(signKey)
 			if err != nil {
@@ -57,16 +58,16 @@ verifier would take it; export from seq 1, after the imported rows, or --header-
 			if err != nil {
 				return fmt.Errorf("signing key %s: %w", signKey, err)
 			}
-			s, err := o.open(true)
+			s, err := o.Open(true)
 			if err != nil {
 				return err
 			}
 			defer func() { _ = s.Close() }()
-			bar := newProgressBar(cmd.ErrOrStderr(), "export")
+			bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
 			h, err := writeExportFile(cmd, s, output, store.ExportOptions{
-				From: r.from, To: r.to, Key: key, ExportedAt: time.Now(), HeaderOnly: headerOnly, Progress: bar.progressFunc(),
+				From: r.From, To: r.To, Key: key, ExportedAt: time.Now(), HeaderOnly: headerOnly, Progress: bar.ProgressFunc(),
 			})
-			bar.done()
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -75,7 +76,7 @@ verifier would take it; export from seq 1, after the imported rows, or --header-
 			return err
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().StringVar(&signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes)")
 	cmd.Flags().StringVar(&window, "range", "", "export only seq FROM:TO (either side may be empty)")
 	cmd.Flags().Int64Var(&afterSeq, "after-seq", 0, "export the entries after seq N")
@@ -117,7 +118,7 @@ func writeExportFile(cmd *cobra.Command, s *store.Store, path string, o store.Ex
 }
 
 func newVerifyExportCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var publicKey string
 	cmd := &cobra.Command{
 		Use:   "verify-export FILE",
@@ -145,11 +146,11 @@ one "cairn chain import" binds), then every check and what no check covers.
 Exit status: 0 every check that could run passed (read the first line for what that
 covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
 malformed, 2 bad arguments.`,
-		Args: exactArgs(1, "one export file (- for standard input)"),
+		Args: cmdutil.ExactArgs(1, "one export file (- for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			secret, err := o.secret(false)
+			secret, err := o.Secret(false)
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			var opts protocol.VerifyOptions
 			opts.Secret = secret
@@ -162,7 +163,7 @@ malformed, 2 bad arguments.`,
 					return fmt.Errorf("public key %s: %w", publicKey, err)
 				}
 			}
-			in, closeIn, err := openInput(cmd.InOrStdin(), args[0])
+			in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), args[0])
 			if err != nil {
 				return err
 			}
@@ -179,8 +180,8 @@ malformed, 2 bad arguments.`,
 		},
 	}
 	cmd.Flags().StringVar(&publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
-	cmd.Flags().StringVar(&o.secretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
-	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "file holding the HMAC secret in hex")
+	cmd.Flags().StringVar(&o.SecretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
+	cmd.Flags().StringVar(&o.SecretFile, "secret-file", "", "file holding the HMAC secret in hex")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 )
 
@@ -22,7 +23,7 @@ registered again, nor is any key it held.
 
 Exit status: 0 withdrawn, 1 refused or the federation could not be reached, 2 the
 arguments are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fo.connect(cmd, &opFlags)
 			if err != nil {
@@ -34,7 +35,7 @@ arguments are wrong.`,
 				return err
 			}
 			if fo.json {
-				return writeIndentedJSON(cmd.OutOrStdout(), res)
+				return cmdutil.WriteJSON(cmd.OutOrStdout(), res)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "withdrew %s at %s (logged at index %d)\n", res.OperatorID, res.WithdrawnAt, res.TLogLogIndex)
 			return err
@@ -57,10 +58,10 @@ recorded for the federation points at the new private key.
 
 Exit status: 0 rotated, 1 refused or the federation could not be reached, 2 the arguments
 are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if newKeyPath == "" {
-				return usageError{errors.New("--new-private-key is required")}
+				return cmdutil.UsageError{Err: errors.New("--new-private-key is required")}
 			}
 			newKey, err := loadPrivateKey(newKeyPath)
 			if err != nil {
@@ -73,7 +74,7 @@ are wrong.`,
 			defer s.close()
 			service, op := s.service, s.op
 			if newKey.Equal(op.key) {
-				return usageError{errors.New("--new-private-key is the operator's current key")}
+				return cmdutil.UsageError{Err: errors.New("--new-private-key is the operator's current key")}
 			}
 			res, err := s.client.RotateKey(s.ctx, newKey)
 			if err != nil {
@@ -88,7 +89,7 @@ are wrong.`,
 				return fmt.Errorf("rotated, but recording the new key failed (pass --private-key %s from now on): %w", newKeyPath, err)
 			}
 			if fo.json {
-				return writeIndentedJSON(cmd.OutOrStdout(), res)
+				return cmdutil.WriteJSON(cmd.OutOrStdout(), res)
 			}
 			abs, _ := filepath.Abs(newKeyPath)
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "rotated %s to key sha256:%s at %s (logged at index %d); now signing with %s\n",

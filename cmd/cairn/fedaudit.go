@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -53,10 +54,10 @@ Rekor server, or a federation's <public URL>/federation/log, as the receipt's tl
 
 Exit status: 0 every check holds, 3 one does not, 1 an input cannot be read or is
 malformed, 2 the arguments are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.receipt == "" || len(o.exports) == 0 {
-				return usageError{errors.New("--receipt and at least one --export are required")}
+				return cmdutil.UsageError{Err: errors.New("--receipt and at least one --export are required")}
 			}
 			keys, err := fo.trusted(o.trust)
 			if err != nil {
@@ -291,7 +292,7 @@ func (a *auditReport) print(w io.Writer, asJSON bool) error {
 	for _, c := range a.Checks {
 		if !c.OK && !c.Skipped {
 			failures++
-			if c.err != nil && (failed == nil || exitCode(c.err) == ExitMismatch) {
+			if c.err != nil && (failed == nil || cmdutil.ExitCode(c.err) == cmdutil.ExitMismatch) {
 				failed = c.err
 			}
 		}
@@ -301,7 +302,7 @@ func (a *auditReport) print(w io.Writer, asJSON bool) error {
 	}
 	a.Passed = failures == 0
 	if asJSON {
-		if err := writeIndentedJSON(w, a); err != nil {
+		if err := cmdutil.WriteJSON(w, a); err != nil {
 			return err
 		}
 	} else {
@@ -323,7 +324,7 @@ func (a *auditReport) print(w io.Writer, asJSON bool) error {
 		}
 	}
 	if failed != nil {
-		return silentError{failed}
+		return cmdutil.SilentError{Err: failed}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -199,8 +200,8 @@ func TestSubmitPrintsTheContinuityViolation(t *testing.T) {
 	}
 	out, err := runCairn(t, "federation", "submit", "--service", f.URL, "--config-dir", t.TempDir(),
 		"--operator-id", id, "--private-key", priv, "--export", export)
-	if code := exitCode(err); code != ExitError {
-		t.Fatalf("exit %d, want %d\n%s", code, ExitError, out)
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitError {
+		t.Fatalf("exit %d, want %d\n%s", code, cmdutil.ExitError, out)
 	}
 	for _, want := range []string{"continuity_violation", "expected first_prev_hash  " + expected, "got first_prev_hash       " + got,
 		"hint: Check for a missing archive"} {
@@ -225,15 +226,15 @@ func TestPinnedKeysRefuseAnotherFederationKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	status := []string{"federation", "status", "--service", f.URL, "--config-dir", cfg}
-	if out, err := runCairn(t, status...); exitCode(err) != ExitMismatch || !strings.Contains(out, "CHANGED") {
-		t.Fatalf("status with another key pinned: exit %d, want %d\n%s", exitCode(err), ExitMismatch, out)
+	if out, err := runCairn(t, status...); cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(out, "CHANGED") {
+		t.Fatalf("status with another key pinned: exit %d, want %d\n%s", cmdutil.ExitCode(err), cmdutil.ExitMismatch, out)
 	}
 	dir := t.TempDir()
 	priv, pub, _ := operatorKeys(t, dir)
 	out, err := runCairn(t, "federation", "register", "--service", f.URL, "--config-dir", cfg,
 		"--public-key", pub, "--private-key", priv, "--org", "Acme")
-	if exitCode(err) != ExitMismatch || f.requests("GET /federation/register/challenge")+f.requests("POST /federation/register") != 0 {
-		t.Fatalf("register with another key pinned: exit %d, want %d and nothing signed or posted\n%s", exitCode(err), ExitMismatch, out)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || f.requests("GET /federation/register/challenge")+f.requests("POST /federation/register") != 0 {
+		t.Fatalf("register with another key pinned: exit %d, want %d and nothing signed or posted\n%s", cmdutil.ExitCode(err), cmdutil.ExitMismatch, out)
 	}
 	if out, err := runCairn(t, append(status, "--trust-new-key")...); err != nil {
 		t.Fatalf("status --trust-new-key: %v\n%s", err, out)
@@ -262,8 +263,8 @@ func TestReceiptsWritesOnlyWhatVerifies(t *testing.T) {
 	outDir := filepath.Join(dir, "receipts")
 	out, err := runCairn(t, "federation", "receipts", "--service", f.URL, "--config-dir", cfg,
 		"--operator-id", id, "--private-key", priv, "--output-dir", outDir)
-	if exitCode(err) != ExitMismatch || !strings.Contains(out, "REFUSED   anchor-20261125-002") {
-		t.Fatalf("receipts: exit %d, want %d with the forged one refused\n%s", exitCode(err), ExitMismatch, out)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(out, "REFUSED   anchor-20261125-002") {
+		t.Fatalf("receipts: exit %d, want %d with the forged one refused\n%s", cmdutil.ExitCode(err), cmdutil.ExitMismatch, out)
 	}
 	var served bytes.Buffer // the fake server sends it compacted
 	if err := json.Compact(&served, good); err != nil {
@@ -309,8 +310,8 @@ func TestReceiptsKeepAnotherAnchorOfTheSameID(t *testing.T) {
 	}
 	served = receiptSignedByWith(t, f.fedKey, "anchor-20261125-001", id, strings.Repeat("2", 64))
 	out, err := receipts()
-	if exitCode(err) != ExitMismatch || !strings.Contains(out, "holds another anchor under this ID") {
-		t.Fatalf("receipts of another anchor under a kept ID: exit %d, want %d naming the conflict\n%s", exitCode(err), ExitMismatch, out)
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(out, "holds another anchor under this ID") {
+		t.Fatalf("receipts of another anchor under a kept ID: exit %d, want %d naming the conflict\n%s", cmdutil.ExitCode(err), cmdutil.ExitMismatch, out)
 	}
 	if b, _ := os.ReadFile(kept); !bytes.Equal(b, first) {
 		t.Fatalf("the kept receipt was replaced by another anchor's:\n%s", b)

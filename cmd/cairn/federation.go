@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -67,7 +68,7 @@ func (o *federationOptions) dir() clientconfig.Dir { return clientconfig.Dir(o.c
 func (o *federationOptions) serviceURL() (string, error) {
 	if o.service != "" {
 		if _, err := clientconfig.HostOf(o.service); err != nil {
-			return "", usageError{fmt.Errorf("--service: %w", err)}
+			return "", cmdutil.UsageError{Err: fmt.Errorf("--service: %w", err)}
 		}
 		return o.service, nil
 	}
@@ -91,7 +92,7 @@ type session struct {
 func (o *federationOptions) connect(cmd *cobra.Command, opFlags *operatorFlags) (*session, error) {
 	service, err := o.serviceURL()
 	if err == nil && service == "" {
-		err = usageError{errors.New("no federation given: pass --service URL or set CAIRN_FEDERATION_URL (registering records a default)")}
+		err = cmdutil.UsageError{Err: errors.New("no federation given: pass --service URL or set CAIRN_FEDERATION_URL (registering records a default)")}
 	}
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (o *federationOptions) connect(cmd *cobra.Command, opFlags *operatorFlags) 
 		opts = append(opts, client.WithOperator(s.op.id, s.op.key))
 	}
 	if s.client, err = client.New(service, opts...); err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	s.ctx, s.cancel = context.WithTimeout(cmd.Context(), o.timeout)
 	return s, nil
@@ -150,7 +151,7 @@ func (o *federationOptions) operator(service string, f operatorFlags) (*actingOp
 		}
 	}
 	if op.id == "" || op.keyPath == "" {
-		return nil, usageError{fmt.Errorf("--operator-id and --private-key are required: no operator is recorded for %s on this machine (register from it first)", service)}
+		return nil, cmdutil.UsageError{Err: fmt.Errorf("--operator-id and --private-key are required: no operator is recorded for %s on this machine (register from it first)", service)}
 	}
 	if op.key, err = loadPrivateKey(op.keyPath); err != nil {
 		return nil, err

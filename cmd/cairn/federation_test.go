@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -82,23 +83,23 @@ func TestFederationVerifyExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		"matches the given key":         {[]string{receipt, "--federation-key", fedKey, "--config-dir", noConfig}, ExitOK},
-		"matches the pinned key":        {[]string{receipt, "--config-dir", pinnedDir}, ExitOK},
-		"flag wins over the pinned key": {[]string{receipt, "--federation-key", otherKey, "--config-dir", pinnedDir}, ExitMismatch},
-		"signed by another key":         {[]string{receipt, "--federation-key", otherKey, "--config-dir", noConfig}, ExitMismatch},
-		"no trusted key at all":         {[]string{receipt, "--config-dir", noConfig}, ExitMismatch},
-		"anchored_at changed":           {[]string{tampered, "--federation-key", fedKey}, ExitMismatch},
-		"malformed receipt":             {[]string{garbage, "--federation-key", fedKey}, ExitError},
-		"missing receipt file":          {[]string{filepath.Join(dir, "nope.json"), "--federation-key", fedKey}, ExitError},
-		"unreadable federation key":     {[]string{receipt, "--federation-key", garbage}, ExitError},
-		"no receipt argument":           {nil, ExitUsage},
-		"two receipt arguments":         {[]string{receipt, receipt}, ExitUsage},
-		"unknown flag":                  {[]string{receipt, "--federation-kee", fedKey}, ExitUsage},
+		"matches the given key":         {[]string{receipt, "--federation-key", fedKey, "--config-dir", noConfig}, cmdutil.ExitOK},
+		"matches the pinned key":        {[]string{receipt, "--config-dir", pinnedDir}, cmdutil.ExitOK},
+		"flag wins over the pinned key": {[]string{receipt, "--federation-key", otherKey, "--config-dir", pinnedDir}, cmdutil.ExitMismatch},
+		"signed by another key":         {[]string{receipt, "--federation-key", otherKey, "--config-dir", noConfig}, cmdutil.ExitMismatch},
+		"no trusted key at all":         {[]string{receipt, "--config-dir", noConfig}, cmdutil.ExitMismatch},
+		"anchored_at changed":           {[]string{tampered, "--federation-key", fedKey}, cmdutil.ExitMismatch},
+		"malformed receipt":             {[]string{garbage, "--federation-key", fedKey}, cmdutil.ExitError},
+		"missing receipt file":          {[]string{filepath.Join(dir, "nope.json"), "--federation-key", fedKey}, cmdutil.ExitError},
+		"unreadable federation key":     {[]string{receipt, "--federation-key", garbage}, cmdutil.ExitError},
+		"no receipt argument":           {nil, cmdutil.ExitUsage},
+		"two receipt arguments":         {[]string{receipt, receipt}, cmdutil.ExitUsage},
+		"unknown flag":                  {[]string{receipt, "--federation-kee", fedKey}, cmdutil.ExitUsage},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			out, err := runCairn(t, append([]string{"federation", "verify"}, tc.args...)...)
-			if got := exitCode(err); got != tc.want {
+			if got := cmdutil.ExitCode(err); got != tc.want {
 				t.Errorf("exit code %d, want %d (error: %v)\n%s", got, tc.want, err, out)
 			}
 		})
@@ -118,7 +119,7 @@ func TestFederationVerifyJSONListsEveryCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
 	}
-	if !res.Match || res.ExitCode != ExitOK || len(res.Checks) < 5 {
+	if !res.Match || res.ExitCode != cmdutil.ExitOK || len(res.Checks) < 5 {
 		t.Fatalf("result %+v", res)
 	}
 	for _, c := range res.Checks {
@@ -204,15 +205,15 @@ func TestFederationVerifyFollowsVectors(t *testing.T) {
 			if mode == "trusted_key" {
 				args = append(args, "--federation-key", key)
 			}
-			want := ExitMismatch
+			want := cmdutil.ExitMismatch
 			switch verdict {
 			case "ok":
-				want = ExitOK
+				want = cmdutil.ExitOK
 			case "malformed":
-				want = ExitError
+				want = cmdutil.ExitError
 			}
 			out, err := runCairn(t, args...)
-			if got := exitCode(err); got != want {
+			if got := cmdutil.ExitCode(err); got != want {
 				t.Errorf("%s [%s]: exit %d, want %d for %q\n%s", name, mode, got, want, verdict, out)
 			}
 		}

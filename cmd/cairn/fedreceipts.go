@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -53,7 +54,7 @@ Exit status: 0 every receipt verified and was written (or was unchanged), 3 one 
 did not verify, named a kept anchor's ID or was weaker than the kept copy (the others were
 written), or the federation presents keys other than those pinned, 1 the federation could
 not be reached, 2 the arguments are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, fo)
 		},
@@ -91,7 +92,7 @@ type refusedReceipt struct {
 
 func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.outputDir == "" {
-		return usageError{errors.New("--output-dir is required")}
+		return cmdutil.UsageError{Err: errors.New("--output-dir is required")}
 	}
 	s, err := fo.connect(cmd, &o.operator)
 	if err != nil {
@@ -121,7 +122,7 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return err
 	}
 	if len(res.Refused) > 0 || len(res.Weaker) > 0 {
-		return silentError{fmt.Errorf("%d receipts did not verify, %d were weaker than the kept copies: %w",
+		return cmdutil.SilentError{Err: fmt.Errorf("%d receipts did not verify, %d were weaker than the kept copies: %w",
 			len(res.Refused), len(res.Weaker), protocol.ErrMismatch)}
 	}
 	return nil
@@ -204,7 +205,7 @@ func keptAnchorHash(raw []byte) string {
 // printReceiptsResult says what was written and what was refused.
 func printReceiptsResult(w io.Writer, asJSON bool, dir string, res receiptsResult) error {
 	if asJSON {
-		return writeIndentedJSON(w, res)
+		return cmdutil.WriteJSON(w, res)
 	}
 	var b strings.Builder
 	for _, id := range res.Written {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -82,9 +83,9 @@ func TestReceiptsNeverReplaceALoggedReceiptWithAWeakerOne(t *testing.T) {
 
 	served = pending
 	out, err := receipts()
-	if exitCode(err) != ExitMismatch || !strings.Contains(out, "weaker") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitMismatch || !strings.Contains(out, "weaker") {
 		t.Fatalf("receipts serving the pending receipt after the logged one: exit %d, want %d saying the kept one is stronger\n%s",
-			exitCode(err), ExitMismatch, out)
+			cmdutil.ExitCode(err), cmdutil.ExitMismatch, out)
 	}
 	if b, _ := os.ReadFile(kept); !bytes.Equal(b, first) {
 		t.Fatalf("the logged receipt was replaced by the pending one:\n%s", b)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -45,7 +46,7 @@ signature, and sends nothing. --output writes the federation's answer to a file.
 
 Exit status: 0 registered, 1 the federation refused or could not be reached, 2 the
 arguments are wrong, 3 the federation presents keys other than those pinned.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, fo)
 		},
@@ -76,7 +77,7 @@ type dryRunRegistration struct {
 
 func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.publicKey == "" || o.privateKey == "" || o.org == "" {
-		return usageError{errors.New("--public-key, --private-key and --org are required")}
+		return cmdutil.UsageError{Err: errors.New("--public-key, --private-key and --org are required")}
 	}
 	key, err := loadPrivateKey(o.privateKey)
 	if err != nil {
@@ -104,11 +105,11 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		if o.contact != "" {
 			rn, err := protocol.NewRename(key, id, o.org, o.contact, time.Now())
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			dry.Rename = &rn
 		}
-		return writeIndentedJSON(stdout, dry)
+		return cmdutil.WriteJSON(stdout, dry)
 	}
 	s, err := fo.connect(cmd, nil)
 	if err != nil {
@@ -149,7 +150,7 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	say(fmt.Sprintf("%s %s (%s) with %s; pinned its federation key %s in %s", did, id, o.org, service,
 		protocol.Fingerprint(pins.FederationKey), where))
 	if fo.json {
-		return writeIndentedJSON(stdout, reg)
+		return cmdutil.WriteJSON(stdout, reg)
 	}
 	_, err = fmt.Fprintln(stdout, reg.OperatorID)
 	return err
@@ -160,7 +161,7 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 func (o *registerOptions) record(fo *federationOptions, service string, st *client.Status, reg *client.Registration) error {
 	if o.output != "" {
 		var b bytes.Buffer
-		if err := writeIndentedJSON(&b, reg); err != nil {
+		if err := cmdutil.WriteJSON(&b, reg); err != nil {
 			return err
 		}
 		if err := atomicfile.Write(o.output, b.Bytes(), 0o644); err != nil {

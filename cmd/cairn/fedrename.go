@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -35,7 +36,7 @@ sends nothing.
 
 Exit status: 0 renamed, 1 refused or the federation could not be reached, 2 the arguments
 are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, fo)
 		},
@@ -57,7 +58,7 @@ type dryRunRename struct {
 
 func (o *renameOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.org == "" {
-		return usageError{errors.New("--org is required")}
+		return cmdutil.UsageError{Err: errors.New("--org is required")}
 	}
 	if o.dryRun {
 		return o.dryRunRename(cmd, fo)
@@ -72,7 +73,7 @@ func (o *renameOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return err
 	}
 	if fo.json {
-		return writeIndentedJSON(cmd.OutOrStdout(), res)
+		return cmdutil.WriteJSON(cmd.OutOrStdout(), res)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "renamed %s to %s, contact %s (signed at %s, logged at index %d)\n",
 		res.OperatorID, protocol.Quote(res.OrgName), protocol.Quote(res.Contact), res.RenamedAt, res.TLogLogIndex)
@@ -94,7 +95,7 @@ func (o *renameOptions) dryRunRename(cmd *cobra.Command, fo *federationOptions) 
 		id, keyPath = op.id, op.keyPath
 	}
 	if id == "" || keyPath == "" {
-		return usageError{errors.New("--operator-id and --private-key are required: no federation is recorded on this machine")}
+		return cmdutil.UsageError{Err: errors.New("--operator-id and --private-key are required: no federation is recorded on this machine")}
 	}
 	key, err := loadPrivateKey(keyPath)
 	if err != nil {
@@ -102,7 +103,7 @@ func (o *renameOptions) dryRunRename(cmd *cobra.Command, fo *federationOptions) 
 	}
 	rn, err := protocol.NewRename(key, id, o.org, o.contact, time.Now())
 	if err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	var spec map[string]any
 	raw, err := json.Marshal(map[string]any{"rename": map[string]string{"orgName": rn.OrgName, "contact": rn.Contact, "at": rn.At, "signature": rn.Signature}})
@@ -112,6 +113,6 @@ func (o *renameOptions) dryRunRename(cmd *cobra.Command, fo *federationOptions) 
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return err
 	}
-	return writeIndentedJSON(cmd.OutOrStdout(), dryRunRename{Rename: rn, Spec: spec,
+	return cmdutil.WriteJSON(cmd.OutOrStdout(), dryRunRename{Rename: rn, Spec: spec,
 		Note: "dry run: nothing was sent; apply spec.rename to the operator's FederationOperator (kubectl apply), or run without --dry-run"})
 }

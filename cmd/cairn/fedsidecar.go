@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
@@ -31,7 +32,7 @@ var sidecarTypes = map[string]string{
 // that holds a '/' is the media type; without one it is guessed from the extension.
 func readSidecarFlags(flags []string) ([]client.Sidecar, error) {
 	if len(flags) > sidecar.MaxCount {
-		return nil, usageError{fmt.Errorf("--sidecar is given %d times: at most %d", len(flags), sidecar.MaxCount)}
+		return nil, cmdutil.UsageError{Err: fmt.Errorf("--sidecar is given %d times: at most %d", len(flags), sidecar.MaxCount)}
 	}
 	out := make([]client.Sidecar, 0, len(flags))
 	for _, flag := range flags {
@@ -44,7 +45,7 @@ func readSidecarFlags(flags []string) ([]client.Sidecar, error) {
 		}
 		mt, err := sidecar.CheckMediaType(mediaType)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--sidecar %s: %w", flag, err)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--sidecar %s: %w", flag, err)}
 		}
 		content, err := readSidecarFile(path)
 		if err != nil {
@@ -79,7 +80,7 @@ func readSidecarFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("--sidecar %s: %w", path, err)
 	}
 	if len(content) > sidecar.MaxBytes {
-		return nil, usageError{errors.New("--sidecar " + path + ": over 1 MiB (1048576 bytes)")}
+		return nil, cmdutil.UsageError{Err: errors.New("--sidecar " + path + ": over 1 MiB (1048576 bytes)")}
 	}
 	return content, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -101,8 +102,8 @@ func TestSubmitSendsSidecars(t *testing.T) {
 	for _, args := range [][]string{append(append([]string(nil), common...), "--sidecar", big), nine} {
 		before := f.requests("")
 		out, err := runCairn(t, args...)
-		if exitCode(err) != ExitUsage || f.requests("") != before {
-			t.Errorf("%s: exit %d, want %d with nothing sent\n%s", args[len(args)-1], exitCode(err), ExitUsage, out)
+		if cmdutil.ExitCode(err) != cmdutil.ExitUsage || f.requests("") != before {
+			t.Errorf("%s: exit %d, want %d with nothing sent\n%s", args[len(args)-1], cmdutil.ExitCode(err), cmdutil.ExitUsage, out)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -25,7 +26,7 @@ prints the federation's answer as it sent it.
 
 Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are wrong,
 3 it presents keys other than those pinned (--trust-new-key pins them instead).`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fo.connect(cmd, nil)
 			if err != nil {
@@ -61,7 +62,7 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 				return err
 			}
 			if pinErr != nil {
-				return silentError{pinErr} // the table says it
+				return cmdutil.SilentError{Err: pinErr} // the table says it
 			}
 			return nil
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/client"
@@ -24,7 +25,7 @@ import (
 // submitOptions configures `cairn federation submit`.
 type submitOptions struct {
 	operator    operatorFlags
-	chain       chainOptions
+	chain       cmdutil.ChainOptions
 	export      string
 	output      string
 	saveExport  string
@@ -60,15 +61,15 @@ the federation for the last accepted seq, a read).
 
 Exit status: 0 accepted, or nothing new to submit; 1 refused, or the federation could not
 be reached; 2 the arguments are wrong.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd, fo)
 		},
 	}
 	o.operator.add(cmd)
-	o.chain.addFlags(cmd)
+	o.chain.AddFlags(cmd)
 	f := cmd.Flags()
-	o.chain.db, f.Lookup("db").DefValue = "", "" // no chain unless --db (or CAIRN_DB_PATH) names one
+	o.chain.DB, f.Lookup("db").DefValue = "", "" // no chain unless --db (or CAIRN_DB_PATH) names one
 	f.StringVar(&o.export, "export", "", "the export file to send as it is")
 	f.StringVarP(&o.output, "output", "o", "", "write the federation's answer (JSON) to this file")
 	f.StringVar(&o.saveExport, "save-export", "", "with --db: keep the export sent in this file")
@@ -79,14 +80,14 @@ be reached; 2 the arguments are wrong.`,
 }
 
 func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
-	fromDB := config.GivenOnCommandLine(cmd.Flags(), "db") || (o.export == "" && o.chain.db != "")
+	fromDB := config.GivenOnCommandLine(cmd.Flags(), "db") || (o.export == "" && o.chain.DB != "")
 	switch {
 	case o.export != "" && config.GivenOnCommandLine(cmd.Flags(), "db"):
-		return usageError{errors.New("give --export or --db, not both")}
+		return cmdutil.UsageError{Err: errors.New("give --export or --db, not both")}
 	case o.export == "" && !fromDB:
-		return usageError{errors.New("give --export PATH (a file cairn export wrote) or --db chain.db")}
+		return cmdutil.UsageError{Err: errors.New("give --export PATH (a file cairn export wrote) or --db chain.db")}
 	case !fromDB && (o.saveExport != "" || o.withEntries):
-		return usageError{errors.New("--save-export and --with-entries go with --db")}
+		return cmdutil.UsageError{Err: errors.New("--save-export and --with-entries go with --db")}
 	}
 	sidecars, err := readSidecarFlags(o.sidecars)
 	if err != nil {
@@ -118,7 +119,7 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	if o.output != "" {
 		var b bytes.Buffer
-		if err := writeIndentedJSON(&b, res); err != nil {
+		if err := cmdutil.WriteJSON(&b, res); err != nil {
 			return err
 		}
 		if err := atomicfile.Write(o.output, b.Bytes(), 0o644); err != nil {
@@ -126,7 +127,7 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		}
 	}
 	if fo.json {
-		return writeIndentedJSON(cmd.OutOrStdout(), res)
+		return cmdutil.WriteJSON(cmd.OutOrStdout(), res)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "accepted %s: seq %d..%d, entry_count %d, continuity verified %t, pending anchor %t\n",
 		res.SubmissionID, res.FirstSeq, res.LastSeq, res.EntryCount, res.ContinuityVerified, res.PendingAnchor)
@@ -140,7 +141,7 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 	if err != nil {
 		return "", false, err
 	}
-	s, err := o.chain.open(true)
+	s, err := o.chain.Open(true)
 	if err != nil {
 		return "", false, err
 	}
@@ -151,9 +152,9 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 	}
 	switch {
 	case head < after:
-		return "", false, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.db, head, after, op.id)
+		return "", false, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.DB, head, after, op.id)
 	case head == after:
-		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "nothing to submit: the federation has %s's chain through seq %d, where %s ends\n", op.id, after, o.chain.db)
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "nothing to submit: the federation has %s's chain through seq %d, where %s ends\n", op.id, after, o.chain.DB)
 		return "", true, err
 	}
 	path = o.saveExport
@@ -167,10 +168,10 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 			return "", false, err
 		}
 	}
-	bar := newProgressBar(cmd.ErrOrStderr(), "export")
+	bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
 	h, err := writeExportFile(cmd, s, path, store.ExportOptions{From: after + 1, Key: op.key, ExportedAt: time.Now(),
-		HeaderOnly: !o.withEntries, Progress: bar.progressFunc()})
-	bar.done()
+		HeaderOnly: !o.withEntries, Progress: bar.ProgressFunc()})
+	bar.Done()
 	if err != nil {
 		return "", false, err
 	}
@@ -209,11 +210,11 @@ func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path st
 	if err != nil {
 		return nil, err
 	}
-	bar := newProgressBar(stderr, "upload")
-	defer bar.done()
+	bar := cmdutil.NewProgressBar(stderr, "upload")
+	defer bar.Done()
 	body := io.ReadSeeker(f)
 	if bar != nil {
-		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.update}
+		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.Update}
 	}
 	return c.SubmitWithSidecars(ctx, body, info.Size(), sidecars)
 }
@@ -250,7 +251,7 @@ func printDryRunSubmit(w io.Writer, path string, op *actingOperator) error {
 	if err != nil {
 		return fmt.Errorf("the export %s does not verify under the operator's key: %w", path, err)
 	}
-	return writeIndentedJSON(w, struct {
+	return cmdutil.WriteJSON(w, struct {
 		Header     *protocol.ExportHeader `json:"header"`
 		Entries    int64                  `json:"entries"`
 		OperatorID string                 `json:"operator_id"`
@@ -289,5 +290,5 @@ func reportRefusal(w io.Writer, err error) error {
 		fmt.Fprintf(&b, "  hint: %s\n", hint)
 	}
 	_, _ = io.WriteString(w, b.String())
-	return silentError{err}
+	return cmdutil.SilentError{Err: err}
 }

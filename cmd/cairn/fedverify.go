@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/bijotel"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -36,7 +37,7 @@ and is reported as skipped.
 
 Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is malformed,
 2 the arguments are wrong.`,
-		Args: exactArgs(1, "one receipt file (- for standard input)"),
+		Args: cmdutil.ExactArgs(1, "one receipt file (- for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := readInput(cmd.InOrStdin(), args[0])
 			if err != nil {
@@ -79,14 +80,14 @@ func reportReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw []byt
 }
 
 // printVerdict completes res with the verdict verr and prints it, as a table or JSON. A
-// mismatch is returned as a silentError, its message printed already.
+// mismatch is returned as a cmdutil.SilentError, its message printed already.
 func printVerdict(stdout, stderr io.Writer, asJSON bool, res verifyResult, verr error) error {
-	res.Match, res.ExitCode = verr == nil, exitCode(verr)
+	res.Match, res.ExitCode = verr == nil, cmdutil.ExitCode(verr)
 	if verr != nil {
 		res.Error = verr.Error()
 	}
 	if asJSON {
-		if err := writeIndentedJSON(stdout, res); err != nil {
+		if err := cmdutil.WriteJSON(stdout, res); err != nil {
 			return err
 		}
 	} else if err := printChecks(stdout, res); err != nil {
@@ -96,7 +97,7 @@ func printVerdict(stdout, stderr io.Writer, asJSON bool, res verifyResult, verr 
 		if !asJSON {
 			_, _ = fmt.Fprintf(stderr, "cairn federation verify: %v\n", verr)
 		}
-		return silentError{verr}
+		return cmdutil.SilentError{Err: verr}
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func checkMark(c protocol.Check) string {
 // readInput reads a file, or standard input for "-", up to 16 MiB.
 func readInput(stdin io.Reader, path string) ([]byte, error) {
 	const limit = 16 << 20
-	r, closeR, err := openInput(stdin, path)
+	r, closeR, err := cmdutil.OpenInput(stdin, path)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +149,3 @@ func readInput(stdin io.Reader, path string) ([]byte, error) {
 	}
 	return raw, nil
 }
-
-// silentError carries an error whose message the command has already printed.
-type silentError struct{ err error }
-
-func (e silentError) Error() string { return e.err.Error() }
-func (e silentError) Unwrap() error { return e.err }

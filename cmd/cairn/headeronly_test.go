@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // TestVerifyExportHeaderOnlySecretSaysWhatItChecked is hole 8 of issue 14: verify-export
@@ -26,8 +28,8 @@ func TestVerifyExportHeaderOnlySecretSaysWhatItChecked(t *testing.T) {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	out, err := runCairn(t, "verify-export", export, "--secret-hex", testSecretHex)
-	if code := exitCode(err); code != ExitOK {
-		t.Fatalf("exit %d, want %d (%v)\n%s", code, ExitOK, err, out)
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d, want %d (%v)\n%s", code, cmdutil.ExitOK, err, out)
 	}
 	for _, bad := range []string{"valid", "HMACs checked: true"} {
 		if strings.Contains(out, bad) {
@@ -43,7 +45,7 @@ func TestVerifyExportHeaderOnlySecretSaysWhatItChecked(t *testing.T) {
 
 	// With the public key as well, every member is authenticated and the verdict is valid.
 	out, err = runCairn(t, "verify-export", export, "--secret-hex", testSecretHex, "--public-key", filepath.Join(keys, "public.pem"))
-	if code := exitCode(err); code != ExitOK || !strings.HasPrefix(out, "valid: ") || strings.Contains(out, "not authenticated") {
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitOK || !strings.HasPrefix(out, "valid: ") || strings.Contains(out, "not authenticated") {
 		t.Errorf("with both: exit %d (%v)\n%s", code, err, out)
 	}
 }

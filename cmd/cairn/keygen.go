@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -29,7 +30,7 @@ func newKeygenCommand() *cobra.Command {
 		Long: `Generate an Ed25519 key pair: private.pem (PKCS #8, mode 0600) and public.pem
 (SubjectPublicKeyInfo). Existing files are kept unless --force is given. The operator ID
 and fingerprint of the new key are printed on stdout.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pub, err := writeKeyPair(dir, force)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/bijotel/legacydb"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -30,16 +31,16 @@ func (f *verifyWindowFlags) addFlags(cmd *cobra.Command) {
 
 // legacyWindow parses the flags into a window of a BIJOTEL file.
 func (f *verifyWindowFlags) legacyWindow() (legacydb.Window, error) {
-	r, err := parseRange(f.rng)
+	r, err := cmdutil.ParseRange(f.rng)
 	if err != nil {
 		return legacydb.Window{}, err
 	}
-	w := legacydb.Window{SeqStart: r.from, SeqEnd: r.to, LastN: f.last}
+	w := legacydb.Window{SeqStart: r.From, SeqEnd: r.To, LastN: f.last}
 	if f.last < 0 {
-		return w, usageError{fmt.Errorf("--last %d: want a positive number of entries", f.last)}
+		return w, cmdutil.UsageError{Err: fmt.Errorf("--last %d: want a positive number of entries", f.last)}
 	}
 	if f.last != 0 && (f.rng != "" || f.since != "" || f.until != "") {
-		return w, usageError{errors.New("--last goes with neither --range nor --since/--until")}
+		return w, cmdutil.UsageError{Err: errors.New("--last goes with neither --range nor --since/--until")}
 	}
 	if f.since != "" {
 		day, err := parseDay("--since", f.since)
@@ -56,25 +57,25 @@ func (f *verifyWindowFlags) legacyWindow() (legacydb.Window, error) {
 		w.UntilNS = day.AddDate(0, 0, 1).UnixNano() - 1 // the day's last nanosecond, exactly
 	}
 	if w.UntilNS != 0 && w.SinceNS > w.UntilNS {
-		return w, usageError{fmt.Errorf("--since %s is after --until %s", f.since, f.until)}
+		return w, cmdutil.UsageError{Err: fmt.Errorf("--since %s is after --until %s", f.since, f.until)}
 	}
 	return w, nil
 }
 
 // cairnWindow parses the flags into a window of a Cairn chain; --since/--until are
 // refused. --last N is resolved by lastN once the chain is open.
-func (f *verifyWindowFlags) cairnWindow() (seqRange, error) {
+func (f *verifyWindowFlags) cairnWindow() (cmdutil.SeqRange, error) {
 	if f.since != "" || f.until != "" {
-		return seqRange{}, usageError{errors.New("--since/--until select rows of a BIJOTEL chain file only; on a Cairn chain use --range or --last")}
+		return cmdutil.SeqRange{}, cmdutil.UsageError{Err: errors.New("--since/--until select rows of a BIJOTEL chain file only; on a Cairn chain use --range or --last")}
 	}
 	if f.last < 0 || (f.last != 0 && f.rng != "") {
-		return seqRange{}, usageError{errors.New("--last wants a positive number of entries, and no --range")}
+		return cmdutil.SeqRange{}, cmdutil.UsageError{Err: errors.New("--last wants a positive number of entries, and no --range")}
 	}
-	return parseRange(f.rng)
+	return cmdutil.ParseRange(f.rng)
 }
 
 // lastN narrows r to the chain's last N seqs when --last N is given.
-func (f *verifyWindowFlags) lastN(ctx context.Context, s *store.Store, r seqRange) (seqRange, error) {
+func (f *verifyWindowFlags) lastN(ctx context.Context, s *store.Store, r cmdutil.SeqRange) (cmdutil.SeqRange, error) {
 	if f.last == 0 {
 		return r, nil
 	}
@@ -82,14 +83,14 @@ func (f *verifyWindowFlags) lastN(ctx context.Context, s *store.Store, r seqRang
 	if err != nil || st.LastSeq == 0 {
 		return r, err
 	}
-	return seqRange{from: max(st.FirstSeq, st.LastSeq-f.last+1), to: st.LastSeq}, nil
+	return cmdutil.SeqRange{From: max(st.FirstSeq, st.LastSeq-f.last+1), To: st.LastSeq}, nil
 }
 
 // parseDay parses a UTC day YYYY-MM-DD whose nanoseconds fit an int64.
 func parseDay(flag, s string) (time.Time, error) {
 	day, err := time.ParseInLocation(time.DateOnly, s, time.UTC)
 	if err != nil || day.Year() < 1970 || day.Year() > 2261 {
-		return time.Time{}, usageError{fmt.Errorf("%s %q: want a day YYYY-MM-DD (UTC) from 1970 to 2261", flag, s)}
+		return time.Time{}, cmdutil.UsageError{Err: fmt.Errorf("%s %q: want a day YYYY-MM-DD (UTC) from 1970 to 2261", flag, s)}
 	}
 	return day, nil
 }
@@ -106,23 +107,23 @@ func isLegacyChain(path string) (bool, error) {
 
 // verifyLegacyChain verifies a BIJOTEL chain file in full over the flags' window, with
 // the secret, which is required: the original has no keyless verification.
-func verifyLegacyChain(cmd *cobra.Command, o *chainOptions, f *verifyWindowFlags) error {
+func verifyLegacyChain(cmd *cobra.Command, o *cmdutil.ChainOptions, f *verifyWindowFlags) error {
 	w, err := f.legacyWindow()
 	if err != nil {
 		return err
 	}
-	secret, err := o.secret(true)
+	secret, err := o.Secret(true)
 	if err != nil {
-		return usageError{fmt.Errorf("%s is a BIJOTEL chain file, verified only with its HMAC secret (the original has no keyless mode): %w", o.db, err)}
+		return cmdutil.UsageError{Err: fmt.Errorf("%s is a BIJOTEL chain file, verified only with its HMAC secret (the original has no keyless mode): %w", o.DB, err)}
 	}
-	db, err := legacydb.Open(o.db)
+	db, err := legacydb.Open(o.DB)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = db.Close() }()
 	rep, err := db.Verify(cmd.Context(), secret, w)
 	if err != nil {
-		return fmt.Errorf("BIJOTEL chain %s: %w", o.db, err)
+		return fmt.Errorf("BIJOTEL chain %s: %w", o.DB, err)
 	}
 	return printLegacyReport(cmd.OutOrStdout(), rep)
 }

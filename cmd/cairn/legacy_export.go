@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/bijotel"
 )
 
@@ -58,7 +59,7 @@ func verifyLegacyExport(stdout, stderr io.Writer, name string, in io.Reader, sec
 	}
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "cairn verify-export: %v\n", err)
-		return silentError{err}
+		return cmdutil.SilentError{Err: err}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/bijotel"
 )
 
@@ -18,9 +19,9 @@ const legacyReceiptFormat = "bijotel-federation-0.3"
 func verifyLegacyReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw []byte, trust trustFlags) error {
 	switch {
 	case trust.federationKey == "":
-		return usageError{errors.New("this is a BIJOTEL federation receipt: give --federation-key with the original federation's public key (PEM); no pinned key applies to another product's federation")}
+		return cmdutil.UsageError{Err: errors.New("this is a BIJOTEL federation receipt: give --federation-key with the original federation's public key (PEM); no pinned key applies to another product's federation")}
 	case trust.logKey != "":
-		return usageError{errors.New("--log-key does not apply to a BIJOTEL receipt: its Rekor entry is not checked offline")}
+		return cmdutil.UsageError{Err: errors.New("--log-key does not apply to a BIJOTEL receipt: its Rekor entry is not checked offline")}
 	}
 	text, err := os.ReadFile(trust.federationKey)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/bijotel/bijoteltest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/bijotel"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -67,27 +68,27 @@ func TestLegacyVerifyExport(t *testing.T) {
 		want    int
 		verdict string // the first line's start
 	}{
-		"v2 secret":                          {"v2", withSecret, false, ExitOK, "valid: bijotel-chain-v2 export of seq 1..20"},
-		"v2 secret from the environment":     {"v2", nil, true, ExitOK, "valid:"},
-		"v2 secret file":                     {"v2", []string{"--secret-file", secretFile}, false, ExitOK, "valid:"},
-		"v2 both":                            {"v2", append([]string{"--public-key", pub}, withSecret...), false, ExitOK, "valid:"},
-		"v2 public key only is not bound":    {"v2", []string{"--public-key", pub}, false, ExitMismatch, "signature valid, entries not bound:"},
-		"v2 neither":                         {"v2", nil, false, ExitMismatch, "consistent, bound to nothing:"},
-		"v1 secret":                          {"v1", withSecret, false, ExitOK, "valid: bijotel-chain-v1"},
-		"v1 public key only":                 {"v1", []string{"--public-key", pub}, false, ExitMismatch, "consistent, bound to nothing:"},
-		"segment secret":                     {"segment", withSecret, false, ExitOK, "valid: bijotel-chain-v2 export of seq 41..50"},
-		"wrong secret":                       {"v2", []string{"--secret-hex", strings.Repeat("ab", 32)}, false, ExitMismatch, "invalid:"},
-		"forged body, secret":                {"forged_body_recomputed_hash", withSecret, false, ExitMismatch, "invalid:"},
-		"forged body, public key undetected": {"forged_body_recomputed_hash", []string{"--public-key", pub}, false, ExitMismatch, "signature valid, entries not bound:"},
-		"truncated tail, secret":             {"truncated_tail_signature_kept", withSecret, false, ExitMismatch, "invalid:"},
-		"truncated tail, public key":         {"truncated_tail_signature_kept", []string{"--public-key", pub}, false, ExitMismatch, "signature valid, entries not bound:"},
-		"deleted middle, public key":         {"deleted_middle_entry", []string{"--public-key", pub}, false, ExitMismatch, "invalid:"},
-		"key swap, public key":               {"key_swap_resigned", []string{"--public-key", pub}, false, ExitMismatch, "invalid:"},
-		"count mismatch, secret":             {"entries_count_mismatch", withSecret, false, ExitMismatch, "invalid:"},
-		"tampered signature, both":           {"tampered_signature", append([]string{"--public-key", pub}, withSecret...), false, ExitMismatch, "invalid:"},
-		"body byte, secret":                  {"body_byte", withSecret, false, ExitMismatch, "invalid:"},
-		"cut file":                           {"truncated", withSecret, false, ExitError, ""},
-		"short secret":                       {"v2", []string{"--secret-hex", "abcd"}, false, ExitUsage, ""},
+		"v2 secret":                          {"v2", withSecret, false, cmdutil.ExitOK, "valid: bijotel-chain-v2 export of seq 1..20"},
+		"v2 secret from the environment":     {"v2", nil, true, cmdutil.ExitOK, "valid:"},
+		"v2 secret file":                     {"v2", []string{"--secret-file", secretFile}, false, cmdutil.ExitOK, "valid:"},
+		"v2 both":                            {"v2", append([]string{"--public-key", pub}, withSecret...), false, cmdutil.ExitOK, "valid:"},
+		"v2 public key only is not bound":    {"v2", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "signature valid, entries not bound:"},
+		"v2 neither":                         {"v2", nil, false, cmdutil.ExitMismatch, "consistent, bound to nothing:"},
+		"v1 secret":                          {"v1", withSecret, false, cmdutil.ExitOK, "valid: bijotel-chain-v1"},
+		"v1 public key only":                 {"v1", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "consistent, bound to nothing:"},
+		"segment secret":                     {"segment", withSecret, false, cmdutil.ExitOK, "valid: bijotel-chain-v2 export of seq 41..50"},
+		"wrong secret":                       {"v2", []string{"--secret-hex", strings.Repeat("ab", 32)}, false, cmdutil.ExitMismatch, "invalid:"},
+		"forged body, secret":                {"forged_body_recomputed_hash", withSecret, false, cmdutil.ExitMismatch, "invalid:"},
+		"forged body, public key undetected": {"forged_body_recomputed_hash", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "signature valid, entries not bound:"},
+		"truncated tail, secret":             {"truncated_tail_signature_kept", withSecret, false, cmdutil.ExitMismatch, "invalid:"},
+		"truncated tail, public key":         {"truncated_tail_signature_kept", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "signature valid, entries not bound:"},
+		"deleted middle, public key":         {"deleted_middle_entry", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "invalid:"},
+		"key swap, public key":               {"key_swap_resigned", []string{"--public-key", pub}, false, cmdutil.ExitMismatch, "invalid:"},
+		"count mismatch, secret":             {"entries_count_mismatch", withSecret, false, cmdutil.ExitMismatch, "invalid:"},
+		"tampered signature, both":           {"tampered_signature", append([]string{"--public-key", pub}, withSecret...), false, cmdutil.ExitMismatch, "invalid:"},
+		"body byte, secret":                  {"body_byte", withSecret, false, cmdutil.ExitMismatch, "invalid:"},
+		"cut file":                           {"truncated", withSecret, false, cmdutil.ExitError, ""},
+		"short secret":                       {"v2", []string{"--secret-hex", "abcd"}, false, cmdutil.ExitUsage, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -95,7 +96,7 @@ func TestLegacyVerifyExport(t *testing.T) {
 				t.Setenv("CAIRN_HMAC_SECRET", bijoteltest.SecretHex)
 			}
 			out, err := runCairn(t, append([]string{"verify-export", path[tc.file]}, tc.args...)...)
-			if got := exitCode(err); got != tc.want {
+			if got := cmdutil.ExitCode(err); got != tc.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tc.want, err, out)
 			}
 			if tc.verdict == "" {
@@ -108,7 +109,7 @@ func TestLegacyVerifyExport(t *testing.T) {
 			if !strings.Contains(out, "sha256: "+hex.EncodeToString(sum[:])+"  "+path[tc.file]+"\n") {
 				t.Errorf("no sha256 line of the file:\n%s", out)
 			}
-			if strings.Contains(out, "VALID") || (tc.want != ExitOK && strings.HasPrefix(out, "valid")) {
+			if strings.Contains(out, "VALID") || (tc.want != cmdutil.ExitOK && strings.HasPrefix(out, "valid")) {
 				t.Errorf("says valid for what it did not bind:\n%s", out)
 			}
 		})
@@ -131,27 +132,27 @@ func TestLegacyFederationVerify(t *testing.T) {
 		args []string
 		want int
 	}{
-		"2 operators":                 {[]string{receipt2, "--federation-key", fedKey}, ExitOK},
-		"3 operators, logged":         {[]string{receipt3, "--federation-key", fedKeyNoNewline}, ExitOK},
-		"no federation key":           {[]string{receipt2}, ExitUsage},
-		"log key given":               {[]string{receipt2, "--federation-key", fedKey, "--log-key", fedKey}, ExitUsage},
-		"another federation's key":    {[]string{receipt2, "--federation-key", otherKey}, ExitMismatch},
-		"malformed receipt":           {[]string{malformed, "--federation-key", fedKey}, ExitError},
-		"missing file":                {[]string{filepath.Join(dir, "nope.json"), "--federation-key", fedKey}, ExitError},
-		"unreadable federation key":   {[]string{receipt2, "--federation-key", filepath.Join(dir, "nope.pem")}, ExitError},
-		"federation key is a receipt": {[]string{receipt2, "--federation-key", receipt3}, ExitError},
+		"2 operators":                 {[]string{receipt2, "--federation-key", fedKey}, cmdutil.ExitOK},
+		"3 operators, logged":         {[]string{receipt3, "--federation-key", fedKeyNoNewline}, cmdutil.ExitOK},
+		"no federation key":           {[]string{receipt2}, cmdutil.ExitUsage},
+		"log key given":               {[]string{receipt2, "--federation-key", fedKey, "--log-key", fedKey}, cmdutil.ExitUsage},
+		"another federation's key":    {[]string{receipt2, "--federation-key", otherKey}, cmdutil.ExitMismatch},
+		"malformed receipt":           {[]string{malformed, "--federation-key", fedKey}, cmdutil.ExitError},
+		"missing file":                {[]string{filepath.Join(dir, "nope.json"), "--federation-key", fedKey}, cmdutil.ExitError},
+		"unreadable federation key":   {[]string{receipt2, "--federation-key", filepath.Join(dir, "nope.pem")}, cmdutil.ExitError},
+		"federation key is a receipt": {[]string{receipt2, "--federation-key", receipt3}, cmdutil.ExitError},
 	}
 	for _, tamper := range bijoteltest.ReceiptTampers {
 		p := writeLegacyFile(t, dir, string(tamper)+".json", bijoteltest.TamperedReceipt(bijoteltest.ReceiptSpec{Operators: 3}, tamper))
 		cases[string(tamper)] = struct {
 			args []string
 			want int
-		}{[]string{p, "--federation-key", fedKey}, ExitMismatch}
+		}{[]string{p, "--federation-key", fedKey}, cmdutil.ExitMismatch}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			out, err := runCairn(t, append([]string{"federation", "verify", "--config-dir", noConfig}, tc.args...)...)
-			if got := exitCode(err); got != tc.want {
+			if got := cmdutil.ExitCode(err); got != tc.want {
 				t.Fatalf("exit %d, want %d (%v)\n%s", got, tc.want, err, out)
 			}
 		})

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // TestLongEscapedSpanNameRoundTrips is the end-to-end test of issue 14's hole 2: a span
@@ -64,7 +66,7 @@ func TestLongEscapedSpanNameRoundTrips(t *testing.T) {
 	}
 	out, err := runCairn(t, "verify-export", export, "--secret-hex", testSecretHex,
 		"--public-key", filepath.Join(keys, "public.pem"))
-	if code := exitCode(err); code != ExitOK || !strings.HasPrefix(out, "valid: ") {
+	if code := cmdutil.ExitCode(err); code != cmdutil.ExitOK || !strings.HasPrefix(out, "valid: ") {
 		t.Fatalf("verify-export: exit %d (%v)\n%.2000s", code, err, out)
 	}
 

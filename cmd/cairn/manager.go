@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/manager"
 )
 
@@ -17,18 +18,18 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the federation's Kubernetes controllers",
 		Long: `Run the federation's Kubernetes controllers against the cluster named by --kubeconfig,
 the in-cluster service account, or $KUBECONFIG, in that order.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Validate(); err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			hooks, err := failpointHooks(os.Getenv(failpointEnv), os.Getenv(failpointPauseEnv))
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			opts.Hooks = hooks
 			if opts.RetrySchedule, err = retrySchedule(os.Getenv(retryScheduleEnv)); err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			cfg, err := ctrl.GetConfig()
 			if err != nil {
@@ -44,6 +45,6 @@ the in-cluster service account, or $KUBECONFIG, in that order.`,
 		},
 	}
 	opts.AddFlags(cmd.Flags())
-	addClusterFlags(cmd)
+	cmdutil.AddClusterFlags(cmd)
 	return cmd
 }

@@ -4,20 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // ExitDrift is the exit status of a regression run that flagged a dimension: the code
-// of a check that ran and found a difference (ExitMismatch), so that a cron job can tell
+// of a check that ran and found a difference (cmdutil.ExitMismatch), so that a cron job can tell
 // drift (3) from a failure to run (1).
-const ExitDrift = ExitMismatch
+const ExitDrift = cmdutil.ExitMismatch
 
 // maxSampleSeqs is how many flagged seqs the summary line shows per dimension: the newest.
 const maxSampleSeqs = 5
@@ -90,7 +90,7 @@ func (e driftError) Error() string {
 func (e driftError) Unwrap() error { return protocol.ErrMismatch }
 
 func newRegressionCommand() *cobra.Command {
-	var o chainOptions
+	var o cmdutil.ChainOptions
 	var opts analysis.RegressionOptions
 	var noSave bool
 	cmd := &cobra.Command{
@@ -115,16 +115,16 @@ dimension). Meant for a cron line appending to a log file, e.g.
 
 Exit status: 0 nothing flagged, 3 anomalies found (the line is printed, and the
 anomalies are named on stderr), 1 the run failed, 2 bad arguments.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if opts, err = opts.Complete(); err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
-			if !noSave && o.secretHex == "" && o.secretFile == "" {
-				return usageError{errors.New("saving the run needs the chain's HMAC secret (CAIRN_HMAC_SECRET or --secret-file); --no-save runs without it")}
+			if !noSave && o.SecretHex == "" && o.SecretFile == "" {
+				return cmdutil.UsageError{Err: errors.New("saving the run needs the chain's HMAC secret (CAIRN_HMAC_SECRET or --secret-file); --no-save runs without it")}
 			}
-			s, err := o.open(!noSave)
+			s, err := o.Open(!noSave)
 			if err != nil {
 				return err
 			}
@@ -148,16 +148,9 @@ anomalies are named on stderr), 1 the run failed, 2 bad arguments.`,
 			return nil
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	cmd.Flags().IntVar(&opts.Window, "window", analysis.DefaultWindow, "how many of the chain's last entries to examine")
 	cmd.Flags().Float64Var(&opts.ZThreshold, "z-threshold", analysis.DefaultZThreshold, "an entry is a z anomaly when |z| exceeds this")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not save the run (the secret is then not needed)")
 	return cmd
-}
-
-// writeIndentedJSON writes v as indented JSON.
-func writeIndentedJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

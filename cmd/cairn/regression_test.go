@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // tokenSpans writes a JSON Lines file of spans with these output tokens (as strings
@@ -52,7 +53,7 @@ func TestRegressionCommand(t *testing.T) {
 		out, err := runCairn(t, append([]string{"regression"}, args...)...)
 		var sum regressionSummary
 		if out == "" && err != nil {
-			return sum, exitCode(err), err
+			return sum, cmdutil.ExitCode(err), err
 		}
 		if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(lines) != 1 {
 			t.Fatalf("%d lines of output, want one:\n%s", len(lines), out)
@@ -62,7 +63,7 @@ func TestRegressionCommand(t *testing.T) {
 		if jerr := dec.Decode(&sum); jerr != nil {
 			t.Fatalf("output is not a summary: %v\n%s", jerr, out)
 		}
-		return sum, exitCode(err), err
+		return sum, cmdutil.ExitCode(err), err
 	}
 
 	sum, code, err := regression(append(withSecret, "--window", "20")...)
@@ -71,7 +72,7 @@ func TestRegressionCommand(t *testing.T) {
 		DimensionsInsufficient: []string{analysis.DimCostUSD}, // gpt-4o has no price and the spans record no cost
 		Anomalies:              map[string]int{analysis.DimInputTokens: 0, analysis.DimOutputTokens: 0, analysis.DimCostUSD: 0, analysis.DimLatencyMS: 0},
 		SampleSeqs:             map[string][]int64{}}
-	if code != ExitOK || sum.RanAt.IsZero() || !reflect.DeepEqual(sum, want) {
+	if code != cmdutil.ExitOK || sum.RanAt.IsZero() || !reflect.DeepEqual(sum, want) {
 		t.Fatalf("ordinary chain: exit %d (%v)\n got %+v\nwant %+v", code, err, sum, want)
 	}
 
@@ -99,11 +100,11 @@ func TestRegressionCommand(t *testing.T) {
 		args []string
 		want int
 	}{
-		"window too small":  {append(withSecret, "--window", "4"), ExitUsage},
-		"negative z":        {append(withSecret, "--z-threshold", "-1"), ExitUsage},
-		"no secret to save": {[]string{"--db", db}, ExitUsage},
-		"not a number":      {append(withSecret, "--window", "many"), ExitUsage},
-		"no chain":          {[]string{"--db", filepath.Join(dir, "none.db"), "--no-save"}, ExitError},
+		"window too small":  {append(withSecret, "--window", "4"), cmdutil.ExitUsage},
+		"negative z":        {append(withSecret, "--z-threshold", "-1"), cmdutil.ExitUsage},
+		"no secret to save": {[]string{"--db", db}, cmdutil.ExitUsage},
+		"not a number":      {append(withSecret, "--window", "many"), cmdutil.ExitUsage},
+		"no chain":          {[]string{"--db", filepath.Join(dir, "none.db"), "--no-save"}, cmdutil.ExitError},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, code, err := regression(c.args...); code != c.want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/chain"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -44,7 +45,7 @@ the chain (cairn chain verify) to trust it.
 Exit status: 0 the output matches, 3 it does not (any other reason), 1 the chain, the
 output file or the entry is missing, 2 neither --output nor --output-file was given (or
 both, or no --seq).`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			output, err := o.readOutput(cmd)
 			if err != nil {
@@ -67,7 +68,7 @@ both, or no --seq).`,
 			}
 			if !result.Match {
 				// The verdict is printed; exit 3 says it is not a match.
-				return silentError{fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.ReasonCode)}
+				return cmdutil.SilentError{Err: fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.ReasonCode)}
 			}
 			return nil
 		},
@@ -84,15 +85,15 @@ func (o *replayOptions) readOutput(cmd *cobra.Command) (string, error) {
 	inline, fromFile := cmd.Flags().Changed("output"), cmd.Flags().Changed("output-file")
 	switch {
 	case !inline && !fromFile:
-		return "", usageError{errors.New("give the replayed output with --output TEXT or --output-file FILE")}
+		return "", cmdutil.UsageError{Err: errors.New("give the replayed output with --output TEXT or --output-file FILE")}
 	case inline && fromFile:
-		return "", usageError{errors.New("give --output or --output-file, not both")}
+		return "", cmdutil.UsageError{Err: errors.New("give --output or --output-file, not both")}
 	case o.seq < 1:
-		return "", usageError{fmt.Errorf("--seq %d: give the entry's sequence number, from 1", o.seq)}
+		return "", cmdutil.UsageError{Err: fmt.Errorf("--seq %d: give the entry's sequence number, from 1", o.seq)}
 	case inline:
 		return o.output, nil
 	}
-	in, closeIn, err := openInput(cmd.InOrStdin(), o.outputFile)
+	in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), o.outputFile)
 	if err != nil {
 		return "", fmt.Errorf("read the replayed output: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/chain"
 )
 
@@ -71,26 +72,26 @@ func TestReplayCommand(t *testing.T) {
 		reason string // the reason code printed, when there is a verdict
 		mv     any    // its model_version
 	}{
-		"match":                       {args: []string{"--seq", "1", "--output", outputs[0]}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
-		"match from a file":           {args: []string{"--seq", "2", "--output-file", outFile}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
-		"seeded call, other output":   {args: []string{"--seq", "1", "--output", "Lyon."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
-		"unseeded call, other output": {args: []string{"--seq", "2", "--output", "It depends."}, code: ExitMismatch, reason: chain.ReasonNondeterministicMismatch, mv: "gpt-4o-2024-08-06"},
-		"an empty output is one":      {args: []string{"--seq", "1", "--output", ""}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
-		"no replay context":           {args: []string{"--seq", "3", "--output", ""}, code: ExitMismatch, reason: chain.ReasonNoReplayContext},
-		"earlier names, match":        {args: []string{"--seq", "4", "--output", "Lyon."}, code: ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o"},
-		"earlier names, mismatch":     {args: []string{"--seq", "4", "--output", "Paris."}, code: ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o"},
-		"seq not in the chain":        {args: []string{"--seq", "5", "--output", "x"}, code: ExitError},
-		"missing output file":         {args: []string{"--seq", "1", "--output-file", filepath.Join(dir, "nope.txt")}, code: ExitError},
-		"missing chain":               {args: []string{"--seq", "1", "--output", "x", "--db", filepath.Join(dir, "nope.db")}, code: ExitError},
-		"neither output option":       {args: []string{"--seq", "1"}, code: ExitUsage},
-		"both output options":         {args: []string{"--seq", "1", "--output", "x", "--output-file", outFile}, code: ExitUsage},
-		"no seq":                      {args: []string{"--output", "x"}, code: ExitUsage},
+		"match":                       {args: []string{"--seq", "1", "--output", outputs[0]}, code: cmdutil.ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
+		"match from a file":           {args: []string{"--seq", "2", "--output-file", outFile}, code: cmdutil.ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o-2024-08-06"},
+		"seeded call, other output":   {args: []string{"--seq", "1", "--output", "Lyon."}, code: cmdutil.ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
+		"unseeded call, other output": {args: []string{"--seq", "2", "--output", "It depends."}, code: cmdutil.ExitMismatch, reason: chain.ReasonNondeterministicMismatch, mv: "gpt-4o-2024-08-06"},
+		"an empty output is one":      {args: []string{"--seq", "1", "--output", ""}, code: cmdutil.ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o-2024-08-06"},
+		"no replay context":           {args: []string{"--seq", "3", "--output", ""}, code: cmdutil.ExitMismatch, reason: chain.ReasonNoReplayContext},
+		"earlier names, match":        {args: []string{"--seq", "4", "--output", "Lyon."}, code: cmdutil.ExitOK, reason: chain.ReasonMatch, mv: "gpt-4o"},
+		"earlier names, mismatch":     {args: []string{"--seq", "4", "--output", "Paris."}, code: cmdutil.ExitMismatch, reason: chain.ReasonOutputMismatch, mv: "gpt-4o"},
+		"seq not in the chain":        {args: []string{"--seq", "5", "--output", "x"}, code: cmdutil.ExitError},
+		"missing output file":         {args: []string{"--seq", "1", "--output-file", filepath.Join(dir, "nope.txt")}, code: cmdutil.ExitError},
+		"missing chain":               {args: []string{"--seq", "1", "--output", "x", "--db", filepath.Join(dir, "nope.db")}, code: cmdutil.ExitError},
+		"neither output option":       {args: []string{"--seq", "1"}, code: cmdutil.ExitUsage},
+		"both output options":         {args: []string{"--seq", "1", "--output", "x", "--output-file", outFile}, code: cmdutil.ExitUsage},
+		"no seq":                      {args: []string{"--output", "x"}, code: cmdutil.ExitUsage},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			args := append([]string{"replay", "--db", db}, tc.args...)
 			out, err := runCairn(t, args...)
-			if got := exitCode(err); got != tc.code {
+			if got := cmdutil.ExitCode(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, out)
 			}
 			if tc.reason == "" {
@@ -100,7 +101,7 @@ func TestReplayCommand(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
-			match := tc.code == ExitOK
+			match := tc.code == cmdutil.ExitOK
 			if r["reason_code"] != tc.reason || r["match"] != match || r["model_version"] != tc.mv {
 				t.Fatalf("verdict %v, want reason code %s, model version %v", r, tc.reason, tc.mv)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/analysis"
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/consensus"
 	"github.com/cairn-dev/cairn/internal/otlp"
 	"github.com/cairn-dev/cairn/internal/policy"
@@ -47,7 +48,7 @@ const defaultServeRegion = analysis.DefaultRegion
 
 // serveOptions configures `cairn serve`.
 type serveOptions struct {
-	chain   chainOptions
+	chain   cmdutil.ChainOptions
 	addr    string
 	signKey string
 	apiKey  string
@@ -89,7 +90,7 @@ Beyond loopback (--addr other than 127.0.0.1, ::1 or localhost) an API key is re
 Requests whose Host header names neither localhost, --addr's host nor one of
 --allowed-hosts are answered 421, except /health: this stops web pages that rebind
 their own name to the server's address.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := o.open()
 			if err != nil {
@@ -97,16 +98,16 @@ their own name to the server's address.`,
 			}
 			err = svc.serve(cmd.Context(), o.addr, func(url string) {
 				slog.InfoContext(cmd.Context(), "Started the chain service", "url", url, "docs", url+"/docs",
-					"db", o.chain.db, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region, "intensityOverrides", o.intensityOverrides,
+					"db", o.chain.DB, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region, "intensityOverrides", o.intensityOverrides,
 					"policyRules", o.policyRules, "consensus", o.consensusURL != "")
 			})
 			if err == nil {
-				slog.InfoContext(cmd.Context(), "Stopped the chain service", "db", o.chain.db)
+				slog.InfoContext(cmd.Context(), "Stopped the chain service", "db", o.chain.DB)
 			}
 			return err
 		},
 	}
-	o.chain.addFlags(cmd)
+	o.chain.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", o.addr, "address to listen on, host:port")
 	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes) that signs exports")
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key the /api routes require as a bearer token (prefer CAIRN_API_KEY: flags show in process lists)")
@@ -124,19 +125,19 @@ their own name to the server's address.`,
 // and opens the chain service.
 func (o *serveOptions) open() (*chainService, error) {
 	if err := checkListen("--addr", o.addr, o.apiKey); err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	hosts, err := allowedHosts(o.addr, o.allowedHosts)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
-	secret, err := o.chain.secret(true)
+	secret, err := o.chain.Secret(true)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	opts := api.Options{APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
 	if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", o.intensityOverrides); err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	if o.signKey != "" {
 		text, err := os.ReadFile(o.signKey)
@@ -157,9 +158,9 @@ func (o *serveOptions) open() (*chainService, error) {
 		}
 	}
 	if opts.Consensus, err = o.consensusEvaluator(); err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
-	return openChainService(o.chain.db, secret, opts)
+	return openChainService(o.chain.DB, secret, opts)
 }
 
 // consensusEvaluator builds the evaluator of /api/consensus/evaluate from the consensus
@@ -203,7 +204,7 @@ func openChainService(db string, secret []byte, o api.Options) (*chainService, e
 	o.Store, o.DBPath, o.Secret, o.Logger, o.Traces = s, db, secret, slog.Default(), traces
 	h, err := api.New(o)
 	if err != nil {
-		return nil, errors.Join(usageError{err}, s.Close())
+		return nil, errors.Join(cmdutil.UsageError{Err: err}, s.Close())
 	}
 	return &chainService{store: s, handler: h, timeouts: defaultServeTimeouts}, nil
 }

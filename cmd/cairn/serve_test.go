@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // getURL fetches url with an optional bearer key and returns the status and body.
@@ -111,30 +112,30 @@ func TestServeCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		"no secret":          {args: []string{"serve", "--db", db}, code: ExitUsage, want: "CAIRN_HMAC_SECRET"},
-		"bad address":        {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", "8080"}, code: ExitUsage, want: "host:port"},
-		"missing sign key":   {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(dir, "nope.pem")}, code: ExitError, want: "signing key"},
-		"key with a newline": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--api-key", "k\n"}, code: ExitUsage, want: "white space"},
+		"no secret":          {args: []string{"serve", "--db", db}, code: cmdutil.ExitUsage, want: "CAIRN_HMAC_SECRET"},
+		"bad address":        {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--addr", "8080"}, code: cmdutil.ExitUsage, want: "host:port"},
+		"missing sign key":   {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(dir, "nope.pem")}, code: cmdutil.ExitError, want: "signing key"},
+		"key with a newline": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--api-key", "k\n"}, code: cmdutil.ExitUsage, want: "white space"},
 		"models without a URL": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-models", "a,b"},
-			code: ExitUsage, want: "need --consensus-url"},
+			code: cmdutil.ExitUsage, want: "need --consensus-url"},
 		"a key without a URL": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-api-key", "k"},
-			code: ExitUsage, want: "need --consensus-url"},
+			code: cmdutil.ExitUsage, want: "need --consensus-url"},
 		"a consensus URL that is not http": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-url", "ftp://models.test/v1"},
-			code: ExitUsage, want: "--consensus-url"},
+			code: cmdutil.ExitUsage, want: "--consensus-url"},
 		"one default model": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--consensus-url", "http://127.0.0.1:9/v1", "--consensus-models", "a"},
-			code: ExitUsage, want: "default consensus models"},
+			code: cmdutil.ExitUsage, want: "default consensus models"},
 		"a missing rule file": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--policy-rules", filepath.Join(dir, "nope.yaml")},
-			code: ExitError, want: "--policy-rules"},
+			code: cmdutil.ExitError, want: "--policy-rules"},
 		"an empty rule file": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--policy-rules", emptyRules},
-			code: ExitError, want: "no rules"},
+			code: cmdutil.ExitError, want: "no rules"},
 		"a long region": {args: []string{"serve", "--db", db, "--secret-hex", testSecretHex, "--region", strings.Repeat("r", 300)},
-			code: ExitUsage, want: "default region"},
+			code: cmdutil.ExitUsage, want: "default region"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			_, err := runCairn(t, tc.args...)
-			if exitCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("exit %d (%v), want %d and %q", exitCode(err), err, tc.code, tc.want)
+			if cmdutil.ExitCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("exit %d (%v), want %d and %q", cmdutil.ExitCode(err), err, tc.code, tc.want)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 )
 
 // startServe runs `cairn serve --addr <a free loopback port> args...` until ctx ends, and
@@ -24,7 +26,7 @@ func startServe(t *testing.T, ctx context.Context, args ...string) (base string,
 		cmd.SetArgs(append([]string{"serve", "--addr", addr}, args...))
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)
-		result <- cmd.ExecuteContext(ctx)
+		result <- cmd.ExecuteContext(clitest.Context(ctx))
 	}()
 	waitCtx, stopWaiting := context.WithTimeout(ctx, 20*time.Second)
 	defer stopWaiting()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // vectorFile is one file of pkg/protocol/testdata/vectors.
@@ -42,11 +44,11 @@ func readVectors(t *testing.T, pattern string) map[string]vectorFile {
 func wantExit(verdict string) int {
 	switch verdict {
 	case "ok":
-		return ExitOK
+		return cmdutil.ExitOK
 	case "malformed":
-		return ExitError
+		return cmdutil.ExitError
 	}
-	return ExitMismatch
+	return cmdutil.ExitMismatch
 }
 
 // TestVerifyExportFollowsVectors runs cairn verify-export on every committed export
@@ -79,7 +81,7 @@ func TestVerifyExportFollowsVectors(t *testing.T) {
 				args = append(args, "--public-key", key)
 			}
 			out, err := runCairn(t, args...)
-			if got := exitCode(err); got != wantExit(verdict) {
+			if got := cmdutil.ExitCode(err); got != wantExit(verdict) {
 				t.Errorf("%s [%s]: exit %d, want %d for %q\n%s", name, mode, got, wantExit(verdict), verdict, out)
 			}
 			// An entry's verdict "<reason> seq <n>" is printed as "entry seq <n>: <reason>".
@@ -139,12 +141,12 @@ func TestFederationVerifyFollowsBijotelVectors(t *testing.T) {
 		}
 		for mode, verdict := range v.Expected {
 			args := []string{"federation", "verify", receipt, "--config-dir", filepath.Join(dir, "none")}
-			want := ExitUsage
+			want := cmdutil.ExitUsage
 			if mode == "trusted_key" {
 				args, want = append(args, "--federation-key", key), wantExit(verdict)
 			}
 			out, err := runCairn(t, args...)
-			if got := exitCode(err); got != want {
+			if got := cmdutil.ExitCode(err); got != want {
 				t.Errorf("%s [%s]: exit %d, want %d for %q\n%s", name, mode, got, want, verdict, out)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/version"
 )
 
@@ -14,7 +15,7 @@ func newVersionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of cairn",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
 			switch output {
@@ -26,7 +27,7 @@ func newVersionCommand() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
 			default:
-				return usageError{fmt.Errorf("--output must be empty or json, not %q", output)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--output must be empty or json, not %q", output)}
 			}
 		},
 	}

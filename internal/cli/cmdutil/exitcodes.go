@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"errors"
@@ -23,15 +23,15 @@ const (
 	ExitMismatch = 3
 )
 
-// usageError marks an error in the command line.
-type usageError struct{ err error }
+// UsageError marks an error in the command line.
+type UsageError struct{ Err error }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
 
-// exitCode maps an error returned by a command to the process's exit code.
-func exitCode(err error) int {
-	var usage usageError
+// ExitCode maps an error returned by a command to the process's exit code.
+func ExitCode(err error) int {
+	var usage UsageError
 	var entry *protocol.EntryError
 	switch {
 	case err == nil:
@@ -50,15 +50,15 @@ func exitCode(err error) int {
 	return ExitError
 }
 
-// exactArgs requires exactly n positional arguments, described by what.
-func exactArgs(n int, what string) cobra.PositionalArgs {
+// ExactArgs requires exactly n positional arguments, described by what.
+func ExactArgs(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("want %s, got %d arguments", what, len(args))}
+			return UsageError{Err: fmt.Errorf("want %s, got %d arguments", what, len(args))}
 		}
 		return nil
 	}
 }
 
-// noArgs refuses positional arguments.
-var noArgs = exactArgs(0, "no arguments")
+// NoArgs refuses positional arguments.
+var NoArgs = ExactArgs(0, "no arguments")

@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"fmt"
@@ -8,18 +8,18 @@ import (
 	"sync"
 )
 
-// progressBar draws "[#####.....]  50%  500000/1000000 rows" on a terminal, rewriting one
+// ProgressBar draws "[#####.....]  50%  500000/1000000 rows" on a terminal, rewriting one
 // line. On anything that is not a terminal it draws nothing, so piped output stays clean.
-type progressBar struct {
+type ProgressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	label string
 	shown bool
 }
 
-// newProgressBar returns a bar on w when w is a terminal, and nil otherwise; a nil bar's
+// NewProgressBar returns a bar on w when w is a terminal, and nil otherwise; a nil bar's
 // methods do nothing.
-func newProgressBar(w io.Writer, label string) *progressBar {
+func NewProgressBar(w io.Writer, label string) *ProgressBar {
 	f, ok := w.(*os.File)
 	if !ok {
 		return nil
@@ -27,11 +27,11 @@ func newProgressBar(w io.Writer, label string) *progressBar {
 	if info, err := f.Stat(); err != nil || info.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return &progressBar{w: w, label: label}
+	return &ProgressBar{w: w, label: label}
 }
 
-// update draws done of total. It is safe to call from any goroutine.
-func (p *progressBar) update(done, total int64) {
+// Update draws done of total. It is safe to call from any goroutine.
+func (p *ProgressBar) Update(done, total int64) {
 	if p == nil || total <= 0 {
 		return
 	}
@@ -44,18 +44,18 @@ func (p *progressBar) update(done, total int64) {
 	p.shown = true
 }
 
-// done ends the bar's line.
-func (p *progressBar) done() {
+// Done ends the bar's line.
+func (p *ProgressBar) Done() {
 	if p == nil || !p.shown {
 		return
 	}
 	_, _ = fmt.Fprintln(p.w)
 }
 
-// progressFunc returns a callback for store operations, or nil without a terminal.
-func (p *progressBar) progressFunc() func(done, total int64) {
+// ProgressFunc returns a callback for store operations, or nil without a terminal.
+func (p *ProgressBar) ProgressFunc() func(done, total int64) {
 	if p == nil {
 		return nil
 	}
-	return p.update
+	return p.Update
 }
