@@ -34,28 +34,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestManagerRejectsBadOptions(t *testing.T) {
-	_, err := runCairn(t, "manager", "--health-probe-bind-address", "nowhere")
-	if err == nil || !strings.Contains(err.Error(), `--health-probe-bind-address "nowhere"`) {
-		t.Fatalf("cairn manager with a bad probe address: %v", err)
-	}
-}
-
-func TestManagerNamespacesMustHoldTheFederation(t *testing.T) {
-	t.Setenv("CAIRN_NAMESPACES", "tenant-a,tenant-b")
-	_, err := runCairn(t, "manager", "--federation", "cairn-system/cairn")
-	if err == nil || !strings.Contains(err.Error(), "namespace cairn-system is not among --namespaces tenant-a,tenant-b") {
-		t.Fatalf("cairn manager with CAIRN_NAMESPACES lacking the Federation's namespace: %v", err)
-	}
-}
-
-func TestHelpListsEnvironment(t *testing.T) {
-	out, err := runCairn(t, "manager", "--help")
-	if err != nil || !strings.Contains(out, "CAIRN_LEADER_ELECT") {
-		t.Fatalf("cairn manager --help: %v\n%s", err, out)
-	}
-}
-
 func TestDialAddress(t *testing.T) {
 	tests := map[string]string{
 		":8081":          "127.0.0.1:8081",

@@ -4,12 +4,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/manager"
 )
 
 // newRootCommand builds the cairn command tree, one group of commands per audience.
 func newRootCommand() *cobra.Command {
 	return cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
-		newVersionCommand(), newManagerCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
+		newVersionCommand(), manager.NewCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
 		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
 		newServeCommand(), newReplayCommand(), newDemoCommand())
 }

@@ -1,6 +1,6 @@
 //go:build !failpoints
 
-package main
+package manager
 
 import (
 	"fmt"
