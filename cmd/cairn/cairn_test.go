@@ -33,18 +33,3 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("cairn version -o yaml: %v", err)
 	}
 }
-
-func TestDialAddress(t *testing.T) {
-	tests := map[string]string{
-		":8081":          "127.0.0.1:8081",
-		"0.0.0.0:8081":   "127.0.0.1:8081",
-		"[::]:8081":      "127.0.0.1:8081",
-		"127.0.0.1:9000": "127.0.0.1:9000",
-		"localhost:9000": "localhost:9000",
-	}
-	for bind, want := range tests {
-		if got := dialAddress(bind); got != want {
-			t.Errorf("dialAddress(%q) = %q, want %q", bind, got, want)
-		}
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,30 +11,11 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
-const testSecretHex = "5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c"
-
-// spansFile writes n spans as JSON Lines, times as strings and as numbers alternately.
-func spansFile(t *testing.T, dir string, n int) string {
-	t.Helper()
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		start := fmt.Sprintf("%d", 1795262400000000000+int64(i)*1e9)
-		if i%2 == 0 {
-			start = `"` + start + `"`
-		}
-		fmt.Fprintf(&b, `{"name":"chat gpt-4o","kind":"client","attributes":{"gen_ai.request.model":"gpt-4o","n":%d},`+
-			`"status_code":"OK","status_description":"","start_time_ns":%s,"end_time_ns":"1795262499000000000",`+
-			`"trace_id":"%032x","span_id":"%016x"}`+"\n", i, start, i, i)
-	}
-	path := filepath.Join(dir, "spans.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+const testSecretHex = clitest.SecretHex
 
 func TestChainCommands(t *testing.T) {
 	dir := t.TempDir()
@@ -46,7 +26,7 @@ func TestChainCommands(t *testing.T) {
 		return out, cmdutil.ExitCode(err)
 	}
 
-	if out, code := chain("chain", "seal", "--file", spansFile(t, dir, 25)); code != cmdutil.ExitOK || !strings.Contains(out, "sealed 25 spans") {
+	if out, code := chain("chain", "seal", "--file", clitest.SpansFile(t, dir, 25)); code != cmdutil.ExitOK || !strings.Contains(out, "sealed 25 spans") {
 		t.Fatalf("seal: exit %d\n%s", code, out)
 	}
 	if out, code := chain("chain", "stats"); code != cmdutil.ExitOK || !strings.Contains(out, "entries         25") {

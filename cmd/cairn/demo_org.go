@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/serve"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -123,18 +124,18 @@ func (o *demoOrg) sealSpans(ctx context.Context) (url string, first, last int64,
 	if err != nil {
 		return "", 0, 0, err
 	}
-	hosts, _ := allowedHosts("127.0.0.1:0", nil)
-	svc, err := openChainService(o.path("chain.db"), secret, api.Options{AllowedHosts: hosts, DefaultRegion: defaultServeRegion})
+	hosts, _ := serve.AllowedHosts("127.0.0.1:0", nil)
+	svc, err := serve.OpenChainService(o.path("chain.db"), secret, api.Options{AllowedHosts: hosts, DefaultRegion: serve.DefaultRegion})
 	if err != nil {
 		return "", 0, 0, err
 	}
-	before, err := svc.store.LastSeq(ctx)
+	before, err := svc.Store.LastSeq(ctx)
 	if err != nil {
-		return "", 0, 0, errors.Join(err, svc.store.Close())
+		return "", 0, 0, errors.Join(err, svc.Store.Close())
 	}
 	serveCtx, stop := context.WithCancel(ctx)
 	urls, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- svc.serve(serveCtx, "127.0.0.1:0", func(u string) { urls <- u }) }()
+	go func() { done <- svc.Serve(serveCtx, "127.0.0.1:0", func(u string) { urls <- u }) }()
 	select {
 	case url = <-urls:
 	case err := <-done:
@@ -142,7 +143,7 @@ func (o *demoOrg) sealSpans(ctx context.Context) (url string, first, last int64,
 		return "", 0, 0, err
 	}
 	sendErr := o.sendSpans(ctx, url)
-	after, seqErr := svc.store.LastSeq(ctx)
+	after, seqErr := svc.Store.LastSeq(ctx)
 	stop()
 	if err := errors.Join(sendErr, seqErr, <-done); err != nil {
 		return url, 0, 0, err

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/serve"
 	"github.com/cairn-dev/cairn/internal/devenv"
 	"github.com/cairn-dev/cairn/manager"
 )
@@ -73,7 +72,7 @@ func (o *devOptions) validate() error {
 		return fmt.Errorf("--serve-addr %q: want host:port, or 0 to run no chain service", o.serveAddr)
 	}
 	if o.serveAddr != "0" {
-		if err := checkListen("--serve-addr", o.serveAddr, o.apiKey); err != nil {
+		if err := serve.CheckListen("--serve-addr", o.serveAddr, o.apiKey); err != nil {
 			return err
 		}
 	}
@@ -173,13 +172,13 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mgrCtx) }()
 
-	probe := "http://" + dialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
+	probe := "http://" + serve.DialAddress(o.manager.HealthProbeBindAddress) + "/readyz"
 	waitFor := []string{probe}
 	if fedURL := o.federationURL(); fedURL != "" { // it listens a moment after /readyz answers
 		waitFor = append(waitFor, fedURL+"/federation/openapi.json")
 	}
 	for _, url := range waitFor {
-		if err := waitReady(ctx, url, done); err != nil {
+		if err := cmdutil.WaitReady(ctx, url, done); err != nil {
 			if ctx.Err() == nil { // the manager failed; done is drained
 				return err
 			}
@@ -221,7 +220,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 		say("public page    %s/ (operators, anchors, the log; drop a receipt to check it)", fedURL)
 	}
 	if o.manager.MetricsBindAddress != "0" {
-		say("metrics        http://%s/metrics", dialAddress(o.manager.MetricsBindAddress))
+		say("metrics        http://%s/metrics", serve.DialAddress(o.manager.MetricsBindAddress))
 	}
 	if chainURL != "" {
 		say("chain service  %s (API docs %s/docs, chain %s)", chainURL, chainURL, filepath.Join(o.env.Dir, devenv.ChainDBFile))
@@ -286,41 +285,7 @@ func (o *devOptions) federationURL() string {
 	if o.manager.FederationBindAddress == "0" {
 		return ""
 	}
-	return "http://" + dialAddress(o.manager.FederationBindAddress)
-}
-
-// waitReady polls url until it answers 200, the manager fails, or ctx ends.
-func waitReady(ctx context.Context, url string, managerDone <-chan error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case err := <-managerDone:
-			return fmt.Errorf("manager stopped before it was ready: %w", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
-
-// dialAddress turns a bind address such as ":8081" into one a client can dial.
-func dialAddress(bind string) string {
-	host, port, err := net.SplitHostPort(bind)
-	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
-		return bind
-	}
-	return net.JoinHostPort("127.0.0.1", port)
+	return "http://" + serve.DialAddress(o.manager.FederationBindAddress)
 }
 
 // startDevChain starts the local chain service on o.serveAddr over the chain kept in the
@@ -337,12 +302,12 @@ func startDevChain(ctx context.Context, o *devOptions, say func(string, ...any))
 		say("chain service  not started: %v", err)
 		return "", none
 	}
-	hosts, err := allowedHosts(o.serveAddr, nil)
+	hosts, err := serve.AllowedHosts(o.serveAddr, nil)
 	if err != nil {
 		say("chain service  not started: %v", err)
 		return "", none
 	}
-	svc, err := openChainService(c.DB, c.Secret, api.Options{SigningKey: c.Key, APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: defaultServeRegion})
+	svc, err := serve.OpenChainService(c.DB, c.Secret, api.Options{SigningKey: c.Key, APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: serve.DefaultRegion})
 	if err != nil {
 		say("chain service  not started: %v", err)
 		return "", none
@@ -350,7 +315,7 @@ func startDevChain(ctx context.Context, o *devOptions, say func(string, ...any))
 	ctx, cancel := context.WithCancel(ctx)
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- svc.serve(ctx, o.serveAddr, func(url string) { urls <- url }) }()
+	go func() { done <- svc.Serve(ctx, o.serveAddr, func(url string) { urls <- url }) }()
 	select {
 	case url := <-urls:
 		return url, func() error { cancel(); return <-done }

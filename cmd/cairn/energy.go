@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +69,7 @@ included. The secret is not needed.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", overrides, oldOverrides); err != nil {
+			if opts.IntensityOverrides, err = cmdutil.IntensityOverrides("--intensity-overrides", overrides, oldOverrides); err != nil {
 				return cmdutil.UsageError{Err: err}
 			}
 			s, err := o.Open(false)
@@ -87,40 +85,9 @@ included. The secret is not needed.`,
 		},
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().StringVar(&opts.DefaultRegion, "region", defaultServeRegion, "grid region of the calls whose span names none (cloud.region), as cairn serve's --region; empty: world's intensity")
-	addIntensityOverridesFlag(cmd, &overrides)
+	cmd.Flags().StringVar(&opts.DefaultRegion, "region", analysis.DefaultRegion, "grid region of the calls whose span names none (cloud.region), as cairn serve's --region; empty: world's intensity")
+	cmdutil.AddIntensityOverridesFlag(cmd, &overrides)
 	cmd.Flags().StringToStringVar(&oldOverrides, "intensity", nil, "the earlier name of --intensity-overrides, still accepted")
 	_ = cmd.Flags().MarkHidden("intensity") // still read, for older scripts
 	return cmd
-}
-
-// addIntensityOverridesFlag adds --intensity-overrides, read into overrides.
-func addIntensityOverridesFlag(cmd *cobra.Command, overrides *map[string]string) {
-	cmd.Flags().StringToStringVar(overrides, "intensity-overrides", nil,
-		"grid intensities in gCO2/kWh by region, over the built-in table (custom regions too), e.g. us-east=200,on-prem=20")
-}
-
-// intensityOverrides reads the region=gCO2/kWh values of flag (and of its older names)
-// into grid intensity overrides, keys lowercased. It refuses a value that is not a
-// number, a region given twice with two values and what analysis.ValidateOverrides
-// refuses.
-func intensityOverrides(flag string, values ...map[string]string) (map[string]float64, error) {
-	out := map[string]float64{}
-	for _, m := range values {
-		for region, text := range m {
-			g, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s=%q: not a number of gCO2/kWh", flag, region, text)
-			}
-			key := strings.ToLower(strings.TrimSpace(region))
-			if prev, ok := out[key]; ok && prev != g {
-				return nil, fmt.Errorf("%s: region %q is given twice, as %v and %v gCO2/kWh", flag, key, prev, g)
-			}
-			out[key] = g
-		}
-	}
-	if err := analysis.ValidateOverrides(out); err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
-	}
-	return out, nil
 }

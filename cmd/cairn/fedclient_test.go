@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -157,7 +158,7 @@ func TestSubmitDryRunPostsNothing(t *testing.T) {
 		writeJSON(w, http.StatusOK, map[string]any{"operator_id": id, "submissions": []map[string]any{{"last_seq": 2}}})
 	}
 	db := filepath.Join(dir, "chain.db")
-	if out, err := runCairn(t, "chain", "seal", "--file", spansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
+	if out, err := runCairn(t, "chain", "seal", "--file", clitest.SpansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
 		t.Fatalf("seal: %v\n%s", err, out)
 	}
 	export := filepath.Join(dir, "export.json")

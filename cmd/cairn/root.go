@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/cli/manager"
+	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
 
 // newRootCommand builds the cairn command tree, one group of commands per audience.
@@ -12,5 +13,5 @@ func newRootCommand() *cobra.Command {
 	return cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
 		newVersionCommand(), manager.NewCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
 		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
-		newServeCommand(), newReplayCommand(), newDemoCommand())
+		serve.NewCommand(), newReplayCommand(), newDemoCommand())
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,62 +11,42 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
-
-// getURL fetches url with an optional bearer key and returns the status and body.
-func getURL(t *testing.T, url, key string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
-}
 
 func TestChainServiceServesUntilCanceled(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "chain.db")
-	if _, err := runCairn(t, "chain", "seal", "--file", spansFile(t, dir, 4), "--db", db, "--secret-hex", testSecretHex); err != nil {
+	if _, err := runCairn(t, "chain", "seal", "--file", clitest.SpansFile(t, dir, 4), "--db", db, "--secret-hex", testSecretHex); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := hex.DecodeString(testSecretHex)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := openChainService(db, secret, api.Options{APIKey: "the-key"})
+	svc, err := serve.OpenChainService(db, secret, api.Options{APIKey: "the-key"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- svc.serve(ctx, "127.0.0.1:0", func(url string) { urls <- url }) }()
+	go func() { done <- svc.Serve(ctx, "127.0.0.1:0", func(url string) { urls <- url }) }()
 	var url string
 	select {
 	case url = <-urls:
 	case err := <-done:
 		t.Fatalf("serve ended before it listened: %v", err)
 	}
-	if status, body := getURL(t, url+"/health", ""); status != http.StatusOK || !strings.Contains(body, `"db_exists":true`) {
+	if status, body := clitest.GetURL(t, url+"/health", ""); status != http.StatusOK || !strings.Contains(body, `"db_exists":true`) {
 		t.Errorf("/health: %d %s", status, body)
 	}
-	if status, _ := getURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
+	if status, _ := clitest.GetURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
 		t.Errorf("/api/chain without the key: %d", status)
 	}
-	if status, body := getURL(t, url+"/api/chain", "the-key"); status != http.StatusOK || !strings.Contains(body, `"total":4`) {
+	if status, body := clitest.GetURL(t, url+"/api/chain", "the-key"); status != http.StatusOK || !strings.Contains(body, `"total":4`) {
 		t.Errorf("/api/chain: %d %s", status, body)
 	}
 	cancel()
@@ -147,7 +126,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	base, done := startServe(t, ctx, "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(keys, privateKeyFile))
-	if status, body := getURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
+	if status, body := clitest.GetURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
 		t.Errorf("/docs: %d", status)
 	}
 	cancel()

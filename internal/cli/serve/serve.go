@@ -1,4 +1,6 @@
-package main
+// Package serve is `cairn serve`, the chain owner's service: the chain's REST API, OTLP
+// ingestion and documentation pages over a local chain, which `cairn dev` runs too.
+package serve
 
 import (
 	"context"
@@ -42,12 +44,13 @@ type serverTimeouts struct {
 var defaultServeTimeouts = serverTimeouts{readHeader: serveReadHeaderTimeout, read: serveReadTimeout,
 	write: serveWriteTimeout, idle: serveIdleTimeout}
 
-// defaultServeRegion is the grid region cairn serve and cairn dev attribute energy to
+// DefaultRegion is the grid region cairn serve and cairn dev attribute energy to
 // when a span or an estimate request names none: the documented default.
-const defaultServeRegion = analysis.DefaultRegion
+const DefaultRegion = analysis.DefaultRegion
 
-// serveOptions configures `cairn serve`.
-type serveOptions struct {
+// Options configures `cairn serve`.
+type Options struct {
+	cmdutil.NoCompletion
 	chain   cmdutil.ChainOptions
 	addr    string
 	signKey string
@@ -67,8 +70,9 @@ type serveOptions struct {
 	consensusModels []string
 }
 
-func newServeCommand() *cobra.Command {
-	o := &serveOptions{addr: "127.0.0.1:8080", region: defaultServeRegion}
+// NewCommand returns `cairn serve`, the chain owner's service.
+func NewCommand() *cobra.Command {
+	o := &Options{addr: "127.0.0.1:8080", region: DefaultRegion}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the chain's REST API, OTLP ingestion, its OpenAPI document and documentation pages",
@@ -91,21 +95,12 @@ Requests whose Host header names neither localhost, --addr's host nor one of
 --allowed-hosts are answered 421, except /health: this stops web pages that rebind
 their own name to the server's address.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			svc, err := o.open()
-			if err != nil {
-				return err
-			}
-			err = svc.serve(cmd.Context(), o.addr, func(url string) {
-				slog.InfoContext(cmd.Context(), "Started the chain service", "url", url, "docs", url+"/docs",
-					"db", o.chain.DB, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region, "intensityOverrides", o.intensityOverrides,
-					"policyRules", o.policyRules, "consensus", o.consensusURL != "")
-			})
-			if err == nil {
-				slog.InfoContext(cmd.Context(), "Stopped the chain service", "db", o.chain.DB)
-			}
-			return err
-		},
+		Example: `  # Serve the chain in chain.db on 127.0.0.1:8080, the secret from the environment
+  CAIRN_HMAC_SECRET=$(openssl rand -hex 32) cairn serve --db chain.db
+
+  # Serve beyond loopback behind a reverse proxy, with an API key and signed exports
+  CAIRN_API_KEY=... cairn serve --addr 0.0.0.0:8080 --allowed-hosts chain.example.org --sign-key operator.key`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.chain.AddFlags(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", o.addr, "address to listen on, host:port")
@@ -113,7 +108,7 @@ their own name to the server's address.`,
 	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key the /api routes require as a bearer token (prefer CAIRN_API_KEY: flags show in process lists)")
 	cmd.Flags().StringSliceVar(&o.allowedHosts, "allowed-hosts", nil, "comma-separated host names or addresses the Host header may name besides localhost and --addr's host (e.g. a reverse proxy's name)")
 	cmd.Flags().StringVar(&o.region, "region", o.region, "grid region of the energy of calls that name none (cloud.region); empty: world's intensity")
-	addIntensityOverridesFlag(cmd, &o.intensityOverrides)
+	cmdutil.AddIntensityOverridesFlag(cmd, &o.intensityOverrides)
 	cmd.Flags().StringVar(&o.policyRules, "policy-rules", "", "policy rule file, YAML or JSON (default: the built-in rules)")
 	cmd.Flags().StringVar(&o.consensusURL, "consensus-url", "", "OpenAI-compatible API root that consensus requests ask, e.g. http://127.0.0.1:8000/v1")
 	cmd.Flags().StringVar(&o.consensusAPIKey, "consensus-api-key", "", "API key of --consensus-url (prefer CAIRN_CONSENSUS_API_KEY: flags show in process lists)")
@@ -121,13 +116,35 @@ their own name to the server's address.`,
 	return cmd
 }
 
+// Validate refuses to listen beyond loopback without an API key.
+func (o *Options) Validate() error {
+	if err := CheckListen("--addr", o.addr, o.apiKey); err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// Run opens the chain service and serves until the command's context ends.
+func (o *Options) Run(cmd *cobra.Command) error {
+	svc, err := o.open()
+	if err != nil {
+		return err
+	}
+	err = svc.Serve(cmd.Context(), o.addr, func(url string) {
+		slog.InfoContext(cmd.Context(), "Started the chain service", "url", url, "docs", url+"/docs",
+			"db", o.chain.DB, "apiKey", o.apiKey != "", "signingKey", o.signKey != "", "region", o.region, "intensityOverrides", o.intensityOverrides,
+			"policyRules", o.policyRules, "consensus", o.consensusURL != "")
+	})
+	if err == nil {
+		slog.InfoContext(cmd.Context(), "Stopped the chain service", "db", o.chain.DB)
+	}
+	return err
+}
+
 // open loads the secret, the signing key, the policy rules and the consensus provider,
 // and opens the chain service.
-func (o *serveOptions) open() (*chainService, error) {
-	if err := checkListen("--addr", o.addr, o.apiKey); err != nil {
-		return nil, cmdutil.UsageError{Err: err}
-	}
-	hosts, err := allowedHosts(o.addr, o.allowedHosts)
+func (o *Options) open() (*ChainService, error) {
+	hosts, err := AllowedHosts(o.addr, o.allowedHosts)
 	if err != nil {
 		return nil, cmdutil.UsageError{Err: err}
 	}
@@ -136,7 +153,7 @@ func (o *serveOptions) open() (*chainService, error) {
 		return nil, cmdutil.UsageError{Err: err}
 	}
 	opts := api.Options{APIKey: o.apiKey, AllowedHosts: hosts, DefaultRegion: o.region, ConsensusModels: o.consensusModels}
-	if opts.IntensityOverrides, err = intensityOverrides("--intensity-overrides", o.intensityOverrides); err != nil {
+	if opts.IntensityOverrides, err = cmdutil.IntensityOverrides("--intensity-overrides", o.intensityOverrides); err != nil {
 		return nil, cmdutil.UsageError{Err: err}
 	}
 	if o.signKey != "" {
@@ -160,13 +177,13 @@ func (o *serveOptions) open() (*chainService, error) {
 	if opts.Consensus, err = o.consensusEvaluator(); err != nil {
 		return nil, cmdutil.UsageError{Err: err}
 	}
-	return openChainService(o.chain.DB, secret, opts)
+	return OpenChainService(o.chain.DB, secret, opts)
 }
 
 // consensusEvaluator builds the evaluator of /api/consensus/evaluate from the consensus
 // flags: one OpenAI-compatible provider serving every model, or nil without
 // --consensus-url.
-func (o *serveOptions) consensusEvaluator() (*consensus.Evaluator, error) {
+func (o *Options) consensusEvaluator() (*consensus.Evaluator, error) {
 	if o.consensusURL == "" {
 		if o.consensusAPIKey != "" || len(o.consensusModels) > 0 {
 			return nil, errors.New("--consensus-api-key and --consensus-models need --consensus-url")
@@ -180,19 +197,19 @@ func (o *serveOptions) consensusEvaluator() (*consensus.Evaluator, error) {
 	return consensus.NewEvaluator(nil, p), nil
 }
 
-// chainService is the chain API over an open chain, ready to serve. `cairn serve` and
+// ChainService is the chain API over an open chain, ready to serve. `cairn serve` and
 // `cairn dev` run it.
-type chainService struct {
-	store   *store.Store
+type ChainService struct {
+	Store   *store.Store
 	handler http.Handler
 	// timeouts are the HTTP server's: defaultServeTimeouts, which tests shorten.
 	timeouts serverTimeouts
 }
 
-// openChainService opens the chain at db (creating it when missing) and builds its API
+// OpenChainService opens the chain at db (creating it when missing) and builds its API
 // from o, to which it adds the store, the secret, the logger and the OTLP receiver at
 // POST /v1/traces (behind the API key too).
-func openChainService(db string, secret []byte, o api.Options) (*chainService, error) {
+func OpenChainService(db string, secret []byte, o api.Options) (*ChainService, error) {
 	s, err := store.Open(db, secret)
 	if err != nil {
 		return nil, err
@@ -206,14 +223,14 @@ func openChainService(db string, secret []byte, o api.Options) (*chainService, e
 	if err != nil {
 		return nil, errors.Join(cmdutil.UsageError{Err: err}, s.Close())
 	}
-	return &chainService{store: s, handler: h, timeouts: defaultServeTimeouts}, nil
+	return &ChainService{Store: s, handler: h, timeouts: defaultServeTimeouts}, nil
 }
 
 // serve listens on addr and serves until ctx ends; then it stops taking connections,
 // waits up to serveShutdownTimeout for requests in flight, and closes the chain.
 // listening is called with the server's base URL once it accepts connections.
-func (c *chainService) serve(ctx context.Context, addr string, listening func(url string)) (err error) {
-	defer func() { err = errors.Join(err, c.store.Close()) }()
+func (c *ChainService) Serve(ctx context.Context, addr string, listening func(url string)) (err error) {
+	defer func() { err = errors.Join(err, c.Store.Close()) }()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("chain service: %w", err)
@@ -229,7 +246,7 @@ func (c *chainService) serve(ctx context.Context, addr string, listening func(ur
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	listening("http://" + dialAddress(l.Addr().String()))
+	listening("http://" + DialAddress(l.Addr().String()))
 	select {
 	case err := <-done:
 		return fmt.Errorf("chain service: %w", err)

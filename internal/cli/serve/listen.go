@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// checkListen refuses to serve the chain beyond loopback without an API key: there, any
+// CheckListen refuses to serve the chain beyond loopback without an API key: there, any
 // host that can reach the port could read the chain, seal spans into it and have the
 // server check HMACs for it. flag names the address flag in the message.
-func checkListen(flag, addr, apiKey string) error {
+func CheckListen(flag, addr, apiKey string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s %q: want host:port", flag, addr)
@@ -30,10 +30,10 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// allowedHosts is the Host headers the chain service answers to when it listens on
+// AllowedHosts is the Host headers the chain service answers to when it listens on
 // addr: the loopback names, the listen host (every interface address when it listens
 // on all of them), and extra (--allowed-hosts).
-func allowedHosts(addr string, extra []string) ([]string, error) {
+func AllowedHosts(addr string, extra []string) ([]string, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -59,4 +59,13 @@ func allowedHosts(addr string, extra []string) ([]string, error) {
 		hosts = append(hosts, h)
 	}
 	return hosts, nil
+}
+
+// DialAddress turns a bind address such as ":8081" into one a client can dial.
+func DialAddress(bind string) string {
+	host, port, err := net.SplitHostPort(bind)
+	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return bind
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/api"
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/slowloris"
 )
 
@@ -23,7 +24,7 @@ func TestServeCutsOffSlowClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := openChainService(filepath.Join(t.TempDir(), "chain.db"), secret, api.Options{})
+	svc, err := OpenChainService(filepath.Join(t.TempDir(), "chain.db"), secret, api.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestServeCutsOffSlowClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- svc.serve(ctx, "127.0.0.1:0", func(url string) { urls <- url }) }()
+	go func() { done <- svc.Serve(ctx, "127.0.0.1:0", func(url string) { urls <- url }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -45,7 +46,7 @@ func TestServeCutsOffSlowClients(t *testing.T) {
 		t.Fatalf("serve ended before it listened: %v", err)
 	}
 	served := func() error {
-		status, body := getURL(t, url+"/api/chain/stats", "")
+		status, body := clitest.GetURL(t, url+"/api/chain/stats", "")
 		if status != http.StatusOK {
 			return fmt.Errorf("GET /api/chain/stats: %d %s", status, body)
 		}

@@ -1,11 +1,10 @@
-package main
+package serve
 
 import (
 	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,32 +18,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
-
-// postJSONURL posts body to url with the bearer key and decodes the JSON answer into v.
-func postJSONURL(t *testing.T, url, key, body string, v any) int {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("POST %s: %d %s: %v", url, resp.StatusCode, data, err)
-	}
-	return resp.StatusCode
-}
 
 // chatAPI is a model API speaking the OpenAI chat-completions protocol that answers
 // every model the same, and records the Authorization headers it gets.
@@ -136,14 +112,14 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		Checked      int64 `json:"checked"`
 		HMACsChecked bool  `json:"hmacs_checked"`
 	}
-	if status := postJSONURL(t, base+"/api/chain/verify", "serve-key", `{"full":true}`, &verdict); status != http.StatusOK ||
+	if status := clitest.PostJSON(t, base+"/api/chain/verify", "serve-key", `{"full":true}`, &verdict); status != http.StatusOK ||
 		!verdict.Valid || verdict.Checked != calls || !verdict.HMACsChecked {
 		t.Fatalf("full verify over the API: %d %+v", status, verdict)
 	}
 
 	// Energy: 1245 tokens of gpt-4o (0.005 Wh per 1000), half in eu-north (30 g/kWh),
 	// half in the default region from CAIRN_REGION, eu-west (300 g/kWh).
-	status, body := getURL(t, base+"/api/energy/summary", "serve-key")
+	status, body := clitest.GetURL(t, base+"/api/energy/summary", "serve-key")
 	var sum struct {
 		TotalCalls    int64   `json:"total_calls"`
 		TotalTokens   int64   `json:"total_tokens"`
@@ -152,17 +128,17 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		DefaultRegion string  `json:"default_region"`
 	}
 	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.TotalCalls != calls || sum.TotalTokens != 1245 ||
-		!closeTo(sum.TotalWh, 0.006225) || sum.DefaultRegion != "eu-west" {
+		!clitest.CloseTo(sum.TotalWh, 0.006225) || sum.DefaultRegion != "eu-west" {
 		t.Fatalf("energy summary: %d %s", status, body)
 	}
 	whNorth := float64(100+102+104+106+108+5*20) / 1000 * 0.005
-	if want := whNorth/1000*30 + (0.006225-whNorth)/1000*300; !closeTo(sum.TotalCO2Grams, want) {
+	if want := whNorth/1000*30 + (0.006225-whNorth)/1000*300; !clitest.CloseTo(sum.TotalCO2Grams, want) {
 		t.Errorf("CO2 %v g, want %v", sum.TotalCO2Grams, want)
 	}
 
 	// The rule file replaced the default rules.
 	var decision struct{ Decision string }
-	if status := postJSONURL(t, base+"/api/policy/evaluate", "serve-key", `{"model":"claude-3-opus","prompt":"hi"}`, &decision); status != http.StatusOK || decision.Decision != "deny" {
+	if status := clitest.PostJSON(t, base+"/api/policy/evaluate", "serve-key", `{"model":"claude-3-opus","prompt":"hi"}`, &decision); status != http.StatusOK || decision.Decision != "deny" {
 		t.Errorf("policy: %d %+v", status, decision)
 	}
 
@@ -171,7 +147,7 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		Verdict  string
 		Answered int
 	}
-	if status := postJSONURL(t, base+"/api/consensus/evaluate", "serve-key", `{"prompt":"What is the capital of France?"}`, &agreement); status != http.StatusOK ||
+	if status := clitest.PostJSON(t, base+"/api/consensus/evaluate", "serve-key", `{"prompt":"What is the capital of France?"}`, &agreement); status != http.StatusOK ||
 		agreement.Verdict != "consensus" || agreement.Answered != 2 {
 		t.Errorf("consensus: %d %+v", status, agreement)
 	}
@@ -181,7 +157,7 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		}
 	}
 
-	status, body = getURL(t, base+"/api/layers", "serve-key")
+	status, body = clitest.GetURL(t, base+"/api/layers", "serve-key")
 	for _, want := range []string{`{"name":"otlp_ingestion","state":"active"`, `{"name":"energy","state":"active"`,
 		`{"name":"consensus","state":"active"`, `{"name":"policy","state":"active","detail":"1 rule (1 deny, 0 warn)"`,
 		`{"name":"signed_export","state":"available"`} {

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"slices"
@@ -27,9 +27,9 @@ func TestCheckListen(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			err := checkListen("--addr", tc.addr, tc.key)
+			err := CheckListen("--addr", tc.addr, tc.key)
 			if (err == nil) != tc.ok {
-				t.Fatalf("checkListen(%q, key %v) = %v, want ok %v", tc.addr, tc.key != "", err, tc.ok)
+				t.Fatalf("CheckListen(%q, key %v) = %v, want ok %v", tc.addr, tc.key != "", err, tc.ok)
 			}
 		})
 	}
@@ -44,7 +44,7 @@ func TestServeRefusesNonLoopbackWithoutKey(t *testing.T) {
 }
 
 func TestAllowedHosts(t *testing.T) {
-	got, err := allowedHosts("127.0.0.1:8080", []string{"chain.example", " proxy.internal "})
+	got, err := AllowedHosts("127.0.0.1:8080", []string{"chain.example", " proxy.internal "})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +56,28 @@ func TestAllowedHosts(t *testing.T) {
 	if slices.Contains(got, "evil.example") {
 		t.Errorf("allowedHosts = %q", got)
 	}
-	all, err := allowedHosts(":8080", nil)
+	all, err := AllowedHosts(":8080", nil)
 	if err != nil || !slices.Contains(all, "127.0.0.1") {
-		t.Errorf("allowedHosts(:8080) = %q, %v", all, err)
+		t.Errorf("AllowedHosts(:8080) = %q, %v", all, err)
 	}
 	for _, bad := range []string{"*", "a/b", ""} {
-		if _, err := allowedHosts("127.0.0.1:8080", []string{bad}); err == nil {
+		if _, err := AllowedHosts("127.0.0.1:8080", []string{bad}); err == nil {
 			t.Errorf("allowedHosts accepted %q", bad)
+		}
+	}
+}
+
+func TestDialAddress(t *testing.T) {
+	tests := map[string]string{
+		":8081":          "127.0.0.1:8081",
+		"0.0.0.0:8081":   "127.0.0.1:8081",
+		"[::]:8081":      "127.0.0.1:8081",
+		"127.0.0.1:9000": "127.0.0.1:9000",
+		"localhost:9000": "localhost:9000",
+	}
+	for bind, want := range tests {
+		if got := DialAddress(bind); got != want {
+			t.Errorf("DialAddress(%q) = %q, want %q", bind, got, want)
 		}
 	}
 }
