@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/client"
 )
@@ -148,5 +149,5 @@ func (s *demoStory) registerKey(ctx context.Context, o *demoOrg, dir string) err
 // registerArgs register o with the key pair in dir.
 func registerArgs(o *demoOrg, dir string) []string {
 	return []string{"federation", "register", "--config-dir", demoConfigDir, "--org", o.name,
-		"--public-key", filepath.Join(dir, publicKeyFile), "--private-key", filepath.Join(dir, privateKeyFile)}
+		"--public-key", filepath.Join(dir, keygen.PublicKeyFile), "--private-key", filepath.Join(dir, keygen.PrivateKeyFile)}
 }

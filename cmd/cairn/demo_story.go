@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -132,7 +133,7 @@ func (s *demoStory) rotate(ctx context.Context) (string, error) {
 		return "", err
 	}
 	res, err := s.sh.must(ctx, o.dir, o.slug, "federation", "rotate-key", "--config-dir", demoConfigDir,
-		"--new-private-key", filepath.Join(dir, privateKeyFile))
+		"--new-private-key", filepath.Join(dir, keygen.PrivateKeyFile))
 	if err != nil {
 		return "", err
 	}
@@ -161,7 +162,7 @@ func (s *demoStory) withdraw(ctx context.Context) (string, error) {
 
 // keyIDOf is the operator ID of the public key in dir of o.
 func keyIDOf(o *demoOrg, dir string) (string, error) {
-	text, err := os.ReadFile(o.path(dir, publicKeyFile))
+	text, err := os.ReadFile(o.path(dir, keygen.PublicKeyFile))
 	if err != nil {
 		return "", err
 	}

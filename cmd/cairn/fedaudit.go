@@ -312,7 +312,7 @@ func (a *auditReport) print(w io.Writer, asJSON bool) error {
 				b.WriteString(c.Subject + "\n")
 			}
 			b.WriteString("  ")
-			writeChecks(&b, []protocol.Check{c.Check})
+			cmdutil.WriteChecks(&b, []protocol.Check{c.Check})
 		}
 		if a.Passed {
 			fmt.Fprintf(&b, "AUDIT PASSED  %s: every check holds\n", a.AnchorID)

@@ -169,7 +169,7 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 		}
 	}
 	bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
-	h, err := writeExportFile(cmd, s, path, store.ExportOptions{From: after + 1, Key: op.key, ExportedAt: time.Now(),
+	h, err := cmdutil.WriteExportFile(cmd, s, path, store.ExportOptions{From: after + 1, Key: op.key, ExportedAt: time.Now(),
 		HeaderOnly: !o.withEntries, Progress: bar.ProgressFunc()})
 	bar.Done()
 	if err != nil {

@@ -104,7 +104,7 @@ func printVerdict(stdout, stderr io.Writer, asJSON bool, res verifyResult, verr 
 
 func printChecks(w io.Writer, res verifyResult) error {
 	var b strings.Builder
-	writeChecks(&b, res.Checks)
+	cmdutil.WriteChecks(&b, res.Checks)
 	if res.Match {
 		fmt.Fprintf(&b, "MATCH     receipt %s verifies (trusted key: %s)\n", res.Receipt, res.KeyFrom)
 	} else {
@@ -112,24 +112,6 @@ func printChecks(w io.Writer, res verifyResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// writeChecks writes one line a check: ok, skip or FAIL, its name and its detail.
-func writeChecks(b *strings.Builder, checks []protocol.Check) {
-	for _, c := range checks {
-		fmt.Fprintf(b, "%s  %-22s %s\n", checkMark(c), c.Name, c.Detail)
-	}
-}
-
-// checkMark is "ok  ", "skip" or "FAIL".
-func checkMark(c protocol.Check) string {
-	switch {
-	case c.Skipped:
-		return "skip"
-	case !c.OK:
-		return "FAIL"
-	}
-	return "ok  "
 }
 
 // readInput reads a file, or standard input for "-", up to 16 MiB.

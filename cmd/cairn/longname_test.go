@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/keygen"
 )
 
 // TestLongEscapedSpanNameRoundTrips is the end-to-end test of issue 14's hole 2: a span
@@ -61,7 +62,7 @@ func TestLongEscapedSpanNameRoundTrips(t *testing.T) {
 
 	export := filepath.Join(dir, "export.json")
 	if out, err := runCairn(t, "export", "--db", db, "--secret-hex", testSecretHex,
-		"--sign-key", filepath.Join(keys, privateKeyFile), "--output", export); err != nil {
+		"--sign-key", filepath.Join(keys, keygen.PrivateKeyFile), "--output", export); err != nil {
 		t.Fatalf("export: %v\n%s", err, out)
 	}
 	out, err := runCairn(t, "verify-export", export, "--secret-hex", testSecretHex,

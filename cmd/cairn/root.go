@@ -3,7 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/cli/analysis"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/internal/cli/manager"
 	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
@@ -11,7 +13,7 @@ import (
 // newRootCommand builds the cairn command tree, one group of commands per audience.
 func newRootCommand() *cobra.Command {
 	return cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
-		newVersionCommand(), manager.NewCommand(), newDevCommand(), newKeygenCommand(), newFederationCommand(),
-		newChainCommand(), newExportCommand(), newVerifyExportCommand(), newRegressionCommand(), newEnergyCommand(),
-		serve.NewCommand(), newReplayCommand(), newDemoCommand())
+		newVersionCommand(), manager.NewCommand(), newDevCommand(), keygen.NewCommand(), newFederationCommand(),
+		newChainCommand(), analysis.NewExportCommand(), analysis.NewVerifyExportCommand(), analysis.NewRegressionCommand(), analysis.NewEnergyCommand(),
+		serve.NewCommand(), analysis.NewReplayCommand(), newDemoCommand())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/api"
 	"github.com/cairn-dev/cairn/internal/cli/clitest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
 
@@ -125,7 +126,7 @@ func TestServeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	base, done := startServe(t, ctx, "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(keys, privateKeyFile))
+	base, done := startServe(t, ctx, "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(keys, keygen.PrivateKeyFile))
 	if status, body := clitest.GetURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
 		t.Errorf("/docs: %d", status)
 	}

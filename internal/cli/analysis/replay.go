@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"encoding/json"
@@ -16,13 +16,17 @@ import (
 
 // replayOptions configures `cairn replay`.
 type replayOptions struct {
+	cmdutil.NoValidation
 	db         string
 	seq        int64
 	output     string
 	outputFile string
+	// replayed is the replayed output, from --output or --output-file.
+	replayed string
 }
 
-func newReplayCommand() *cobra.Command {
+// NewReplayCommand returns `cairn replay`.
+func NewReplayCommand() *cobra.Command {
 	o := &replayOptions{}
 	cmd := &cobra.Command{
 		Use:   "replay --seq N (--output TEXT | --output-file FILE)",
@@ -46,38 +50,49 @@ Exit status: 0 the output matches, 3 it does not (any other reason), 1 the chain
 output file or the entry is missing, 2 neither --output nor --output-file was given (or
 both, or no --seq).`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			output, err := o.readOutput(cmd)
-			if err != nil {
-				return err
-			}
-			s, err := store.OpenExisting(o.db, nil) // read-only: replay needs no secret, and never creates a chain
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			e, err := s.Entry(cmd.Context(), o.seq)
-			if err != nil {
-				return err
-			}
-			result := chain.VerifyReplay(e, output)
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(result); err != nil {
-				return err
-			}
-			if !result.Match {
-				// The verdict is printed; exit 3 says it is not a match.
-				return cmdutil.SilentError{Err: fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.ReasonCode)}
-			}
-			return nil
-		},
+		Example: `  # Check a replayed output against entry 42
+  cairn replay --db chain.db --seq 42 --output "Paris is the capital of France."
+
+  # Check an output read from standard input
+  python replay.py | cairn replay --db chain.db --seq 42 --output-file -`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	cmd.Flags().StringVar(&o.db, "db", "chain.db", "path of the chain's SQLite file")
 	cmd.Flags().Int64Var(&o.seq, "seq", 0, "sequence number of the entry the call was sealed in")
 	cmd.Flags().StringVar(&o.output, "output", "", "the replayed output")
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the replayed output, - for standard input")
 	return cmd
+}
+
+// Complete checks the flags and reads the replayed output.
+func (o *replayOptions) Complete(cmd *cobra.Command, _ []string) error {
+	var err error
+	o.replayed, err = o.readOutput(cmd)
+	return err
+}
+
+// Run compares the replayed output with the entry's and prints the verdict.
+func (o *replayOptions) Run(cmd *cobra.Command) error {
+	s, err := store.OpenExisting(o.db, nil) // read-only: replay needs no secret, and never creates a chain
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	e, err := s.Entry(cmd.Context(), o.seq)
+	if err != nil {
+		return err
+	}
+	result := chain.VerifyReplay(e, o.replayed)
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(result); err != nil {
+		return err
+	}
+	if !result.Match {
+		// The verdict is printed; exit 3 says it is not a match.
+		return cmdutil.SilentError{Err: fmt.Errorf("%w: replay of seq %d: %s", protocol.ErrMismatch, o.seq, result.ReasonCode)}
+	}
+	return nil
 }
 
 // readOutput checks the flags and returns the replayed output.

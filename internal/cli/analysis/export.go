@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,11 +17,19 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-func newExportCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var signKey, window, output string
-	var afterSeq int64
-	var headerOnly bool
+// exportOptions are `cairn export`'s.
+type exportOptions struct {
+	cmdutil.ChainOptions
+	signKey, window, output string
+	afterSeq                int64
+	headerOnly              bool
+	// r is the window to export, from --range or --after-seq.
+	r cmdutil.SeqRange
+}
+
+// NewExportCommand returns `cairn export`.
+func NewExportCommand() *cobra.Command {
+	o := &exportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export --sign-key KEY.pem --output FILE",
 		Short: "Write a signed cairn-chain-v2 export of the chain or a window of it",
@@ -35,91 +42,87 @@ A chain imported from BIJOTEL carries its imported rows only behind its bridge r
 (entry 1): a window that starts after seq 1 but holds imported rows is refused, since no
 verifier would take it; export from seq 1, after the imported rows, or --header-only.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := cmdutil.ParseRange(window)
-			if err != nil {
-				return err
-			}
-			switch {
-			case signKey == "" || output == "":
-				return cmdutil.UsageError{Err: errors.New("--sign-key and --output are required")}
-			case afterSeq < 0:
-				return cmdutil.UsageError{Err: errors.New("--after-seq must not be negative")}
-			case afterSeq > 0 && window != "":
-				return cmdutil.UsageError{Err: errors.New("give --range or --after-seq, not both")}
-			case afterSeq > 0:
-				r = cmdutil.SeqRange{From: afterSeq + 1}
-			}
-			keyPEM, err := os.ReadFile(signKey)
-			if err != nil {
-				return fmt.Errorf("read signing key: %w", err)
-			}
-			key, err := protocol.ParsePrivateKeyPEM(keyPEM)
-			if err != nil {
-				return fmt.Errorf("signing key %s: %w", signKey, err)
-			}
-			s, err := o.Open(true)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
-			h, err := writeExportFile(cmd, s, output, store.ExportOptions{
-				From: r.From, To: r.To, Key: key, ExportedAt: time.Now(), HeaderOnly: headerOnly, Progress: bar.ProgressFunc(),
-			})
-			bar.Done()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "exported seq %d..%d (entry_count %d) signed by %s to %s\n",
-				h.FirstSeq, h.LastSeq, h.EntryCount, protocol.OperatorID(key.Public().(ed25519.PublicKey)), output)
-			return err
-		},
+		Example: `  # Export the whole chain, signed with the operator's key
+  cairn export --db chain.db --sign-key private.pem --output chain-export.json
+
+  # Export what the federation needs of the entries after seq 1000
+  cairn export --db chain.db --sign-key private.pem --after-seq 1000 --header-only -o segment.json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().StringVar(&signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes)")
-	cmd.Flags().StringVar(&window, "range", "", "export only seq FROM:TO (either side may be empty)")
-	cmd.Flags().Int64Var(&afterSeq, "after-seq", 0, "export the entries after seq N")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "file to write, - for standard output")
-	cmd.Flags().BoolVar(&headerOnly, "header-only", false, "leave the entries out (what the federation needs)")
+	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "operator private key (PKCS #8 PEM, as cairn keygen writes)")
+	cmd.Flags().StringVar(&o.window, "range", "", "export only seq FROM:TO (either side may be empty)")
+	cmd.Flags().Int64Var(&o.afterSeq, "after-seq", 0, "export the entries after seq N")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "file to write, - for standard output")
+	cmd.Flags().BoolVar(&o.headerOnly, "header-only", false, "leave the entries out (what the federation needs)")
 	return cmd
 }
 
-// writeExportFile streams the export to path through a temporary file that is renamed
-// into place when complete, or to standard output for "-".
-func writeExportFile(cmd *cobra.Command, s *store.Store, path string, o store.ExportOptions) (*protocol.ExportHeader, error) {
-	if path == "-" {
-		w := bufio.NewWriter(cmd.OutOrStdout())
-		h, err := s.Export(cmd.Context(), w, o)
-		if err != nil {
-			return nil, err
-		}
-		return h, w.Flush()
+// Complete reads the window: --range, or the entries after --after-seq.
+func (o *exportOptions) Complete(*cobra.Command, []string) error {
+	var err error
+	if o.r, err = cmdutil.ParseRange(o.window); err != nil {
+		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cairn-export-*")
-	if err != nil {
-		return nil, err
+	if o.afterSeq > 0 && o.window == "" {
+		o.r = cmdutil.SeqRange{From: o.afterSeq + 1}
 	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // a no-op once renamed
-	h, err := s.Export(cmd.Context(), tmp, o)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
+	return nil
 }
 
-func newVerifyExportCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var publicKey string
+// Validate requires the key and the output, and one way to give the window.
+func (o *exportOptions) Validate() error {
+	switch {
+	case o.signKey == "" || o.output == "":
+		return cmdutil.UsageError{Err: errors.New("--sign-key and --output are required")}
+	case o.afterSeq < 0:
+		return cmdutil.UsageError{Err: errors.New("--after-seq must not be negative")}
+	case o.afterSeq > 0 && o.window != "":
+		return cmdutil.UsageError{Err: errors.New("give --range or --after-seq, not both")}
+	}
+	return nil
+}
+
+// Run writes the signed export.
+func (o *exportOptions) Run(cmd *cobra.Command) error {
+	keyPEM, err := os.ReadFile(o.signKey)
+	if err != nil {
+		return fmt.Errorf("read signing key: %w", err)
+	}
+	key, err := protocol.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return fmt.Errorf("signing key %s: %w", o.signKey, err)
+	}
+	s, err := o.Open(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
+	h, err := cmdutil.WriteExportFile(cmd, s, o.output, store.ExportOptions{
+		From: o.r.From, To: o.r.To, Key: key, ExportedAt: time.Now(), HeaderOnly: o.headerOnly, Progress: bar.ProgressFunc(),
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "exported seq %d..%d (entry_count %d) signed by %s to %s\n",
+		h.FirstSeq, h.LastSeq, h.EntryCount, protocol.OperatorID(key.Public().(ed25519.PublicKey)), o.output)
+	return err
+}
+
+// verifyExportOptions are `cairn verify-export`'s.
+type verifyExportOptions struct {
+	cmdutil.ChainOptions
+	cmdutil.NoValidation
+	publicKey string
+	// file is the export to verify, - for standard input.
+	file string
+}
+
+// NewVerifyExportCommand returns `cairn verify-export`.
+func NewVerifyExportCommand() *cobra.Command {
+	o := &verifyExportOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify-export FILE",
 		Short: "Verify a cairn-chain-v2 or BIJOTEL export with the secret, the public key, or both",
@@ -147,42 +150,56 @@ Exit status: 0 every check that could run passed (read the first line for what t
 covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
 malformed, 2 bad arguments.`,
 		Args: cmdutil.ExactArgs(1, "one export file (- for standard input)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			secret, err := o.Secret(false)
-			if err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			var opts protocol.VerifyOptions
-			opts.Secret = secret
-			if publicKey != "" {
-				text, err := os.ReadFile(publicKey)
-				if err != nil {
-					return fmt.Errorf("read public key: %w", err)
-				}
-				if opts.PublicKey, err = protocol.ParsePublicKeyPEM(text); err != nil {
-					return fmt.Errorf("public key %s: %w", publicKey, err)
-				}
-			}
-			in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), args[0])
-			if err != nil {
-				return err
-			}
-			defer closeIn()
-			br := bufio.NewReaderSize(in, 1<<20)
-			if legacyExportFormat(br) != "" {
-				return verifyLegacyExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], br, opts.Secret, opts.PublicKey)
-			}
-			report, err := protocol.VerifyExport(br, opts)
-			if err != nil {
-				return err
-			}
-			return printExportReport(cmd.OutOrStdout(), report)
-		},
+		Example: `  # Verify an export with the operator's public key and the chain's secret
+  CAIRN_HMAC_SECRET=... cairn verify-export chain-export.json --public-key public.pem
+
+  # Verify an export read from standard input with the public key alone
+  cat chain-export.json | cairn verify-export - --public-key public.pem`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	cmd.Flags().StringVar(&publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
+	cmd.Flags().StringVar(&o.publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
 	cmd.Flags().StringVar(&o.SecretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
 	cmd.Flags().StringVar(&o.SecretFile, "secret-file", "", "file holding the HMAC secret in hex")
 	return cmd
+}
+
+// Complete takes the export file from the arguments.
+func (o *verifyExportOptions) Complete(_ *cobra.Command, args []string) error {
+	o.file = args[0]
+	return nil
+}
+
+// Run verifies the export and prints what it checked.
+func (o *verifyExportOptions) Run(cmd *cobra.Command) error {
+	secret, err := o.Secret(false)
+	if err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	var opts protocol.VerifyOptions
+	opts.Secret = secret
+	if o.publicKey != "" {
+		text, err := os.ReadFile(o.publicKey)
+		if err != nil {
+			return fmt.Errorf("read public key: %w", err)
+		}
+		if opts.PublicKey, err = protocol.ParsePublicKeyPEM(text); err != nil {
+			return fmt.Errorf("public key %s: %w", o.publicKey, err)
+		}
+	}
+	in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), o.file)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	br := bufio.NewReaderSize(in, 1<<20)
+	if legacyExportFormat(br) != "" {
+		return verifyLegacyExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.file, br, opts.Secret, opts.PublicKey)
+	}
+	report, err := protocol.VerifyExport(br, opts)
+	if err != nil {
+		return err
+	}
+	return printExportReport(cmd.OutOrStdout(), report)
 }
 
 // printExportReport writes what verify-export checked. "valid" is said only when every

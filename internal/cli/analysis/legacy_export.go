@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func verifyLegacyExport(stdout, stderr io.Writer, name string, in io.Reader, sec
 	default:
 		b.WriteString("signed by: nobody (no ed25519_signature block)\n")
 	}
-	writeChecks(&b, report.Checks)
+	cmdutil.WriteChecks(&b, report.Checks)
 	for _, note := range report.Notes {
 		fmt.Fprintf(&b, "note: %s\n", note)
 	}

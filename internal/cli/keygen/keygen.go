@@ -1,4 +1,5 @@
-package main
+// Package keygen is `cairn keygen`: the Ed25519 key pair of an operator or a federation.
+package keygen
 
 import (
 	"crypto/ed25519"
@@ -17,13 +18,21 @@ import (
 
 // Key files that keygen writes.
 const (
-	privateKeyFile = "private.pem"
-	publicKeyFile  = "public.pem"
+	PrivateKeyFile = "private.pem"
+	PublicKeyFile  = "public.pem"
 )
 
-func newKeygenCommand() *cobra.Command {
-	var dir string
-	var force bool
+// options are `cairn keygen`'s.
+type options struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	dir   string
+	force bool
+}
+
+// NewCommand returns `cairn keygen`.
+func NewCommand() *cobra.Command {
+	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Generate an Ed25519 key pair for an operator or a federation",
@@ -31,20 +40,28 @@ func newKeygenCommand() *cobra.Command {
 (SubjectPublicKeyInfo). Existing files are kept unless --force is given. The operator ID
 and fingerprint of the new key are printed on stdout.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			pub, err := writeKeyPair(dir, force)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "operator_id  %s\nfingerprint  %s\nprivate key  %s\npublic key   %s\n",
-				protocol.OperatorID(pub), protocol.Fingerprint(pub),
-				filepath.Join(dir, privateKeyFile), filepath.Join(dir, publicKeyFile))
-			return err
-		},
+		Example: `  # Generate an operator's key pair in ./keys
+  cairn keygen --output-dir keys
+
+  # Replace the key pair in the current directory
+  cairn keygen --force`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	cmd.Flags().StringVar(&dir, "output-dir", ".", "directory to write private.pem and public.pem into")
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing key files")
+	cmd.Flags().StringVar(&o.dir, "output-dir", ".", "directory to write private.pem and public.pem into")
+	cmd.Flags().BoolVar(&o.force, "force", false, "overwrite existing key files")
 	return cmd
+}
+
+// Run writes the key pair and prints its operator ID and fingerprint.
+func (o *options) Run(cmd *cobra.Command) error {
+	pub, err := writeKeyPair(o.dir, o.force)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "operator_id  %s\nfingerprint  %s\nprivate key  %s\npublic key   %s\n",
+		protocol.OperatorID(pub), protocol.Fingerprint(pub),
+		filepath.Join(o.dir, PrivateKeyFile), filepath.Join(o.dir, PublicKeyFile))
+	return err
 }
 
 // writeKeyPair generates a key pair into dir. Without force it writes nothing if either
@@ -62,7 +79,7 @@ func writeKeyPair(dir string, force bool) (ed25519.PublicKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	privPath, pubPath := filepath.Join(dir, privateKeyFile), filepath.Join(dir, publicKeyFile)
+	privPath, pubPath := filepath.Join(dir, PrivateKeyFile), filepath.Join(dir, PublicKeyFile)
 	if !force {
 		for _, p := range []string{privPath, pubPath} {
 			if _, err := os.Stat(p); err == nil {

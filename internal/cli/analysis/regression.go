@@ -1,4 +1,6 @@
-package main
+// Package analysis holds the chain owner's commands that read and check the chain's
+// content: regression, energy, replay, export and verify-export.
+package analysis
 
 import (
 	"encoding/json"
@@ -22,9 +24,9 @@ const ExitDrift = cmdutil.ExitMismatch
 // maxSampleSeqs is how many flagged seqs the summary line shows per dimension: the newest.
 const maxSampleSeqs = 5
 
-// regressionSummary is the line cairn regression prints for a run: what an hourly cron
+// RegressionSummary is the line cairn regression prints for a run: what an hourly cron
 // job appends to a log file.
-type regressionSummary struct {
+type RegressionSummary struct {
 	// RanAt, Window and ZThreshold are the run's; RunID its id, 0 when not saved.
 	RanAt      time.Time `json:"ran_at"`
 	RunID      int64     `json:"run_id"`
@@ -49,8 +51,8 @@ type regressionSummary struct {
 }
 
 // summarizeRun builds the summary line of run.
-func summarizeRun(run *analysis.Run) regressionSummary {
-	sum := regressionSummary{RanAt: run.RanAt, RunID: run.ID, Saved: run.ID != 0, Window: run.Window, ZThreshold: run.ZThreshold,
+func summarizeRun(run *analysis.Run) RegressionSummary {
+	sum := RegressionSummary{RanAt: run.RanAt, RunID: run.ID, Saved: run.ID != 0, Window: run.Window, ZThreshold: run.ZThreshold,
 		EntriesConsidered: run.EntriesConsidered, FirstSeq: run.FirstSeq, LastSeq: run.LastSeq,
 		DimensionsChecked: []string{}, DimensionsInsufficient: []string{}, Anomalies: map[string]int{},
 		TotalAnomalies: run.TotalAnomalies, SampleSeqs: map[string][]int64{}}
@@ -74,7 +76,7 @@ func summarizeRun(run *analysis.Run) regressionSummary {
 
 // driftError reports a run that flagged a dimension. It wraps protocol.ErrMismatch, which
 // exitCode maps to ExitDrift.
-type driftError struct{ sum regressionSummary }
+type driftError struct{ sum RegressionSummary }
 
 func (e driftError) Error() string {
 	var parts []string
@@ -89,10 +91,16 @@ func (e driftError) Error() string {
 
 func (e driftError) Unwrap() error { return protocol.ErrMismatch }
 
-func newRegressionCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var opts analysis.RegressionOptions
-	var noSave bool
+// regressionOptions are `cairn regression`'s.
+type regressionOptions struct {
+	cmdutil.ChainOptions
+	opts   analysis.RegressionOptions
+	noSave bool
+}
+
+// NewRegressionCommand returns `cairn regression`.
+func NewRegressionCommand() *cobra.Command {
+	o := &regressionOptions{}
 	cmd := &cobra.Command{
 		Use:   "regression",
 		Short: "Examine the chain's recent window for drift, save the run and print a one-line summary",
@@ -116,41 +124,59 @@ dimension). Meant for a cron line appending to a log file, e.g.
 Exit status: 0 nothing flagged, 3 anomalies found (the line is printed, and the
 anomalies are named on stderr), 1 the run failed, 2 bad arguments.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if opts, err = opts.Complete(); err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			if !noSave && o.SecretHex == "" && o.SecretFile == "" {
-				return cmdutil.UsageError{Err: errors.New("saving the run needs the chain's HMAC secret (CAIRN_HMAC_SECRET or --secret-file); --no-save runs without it")}
-			}
-			s, err := o.Open(!noSave)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			var run *analysis.Run
-			if noSave {
-				run, err = analysis.RegressWindow(cmd.Context(), s, opts)
-			} else {
-				run, err = analysis.RunRegression(cmd.Context(), s, opts)
-			}
-			if err != nil {
-				return err
-			}
-			sum := summarizeRun(run)
-			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(sum); err != nil {
-				return err
-			}
-			if run.Flagged {
-				return driftError{sum}
-			}
-			return nil
-		},
+		Example: `  # Examine the last 1000 entries and save the run
+  cairn regression --db chain.db --window 1000
+
+  # Examine without saving (no secret needed), flagging |z| above 2.5
+  cairn regression --db chain.db --no-save --z-threshold 2.5`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().IntVar(&opts.Window, "window", analysis.DefaultWindow, "how many of the chain's last entries to examine")
-	cmd.Flags().Float64Var(&opts.ZThreshold, "z-threshold", analysis.DefaultZThreshold, "an entry is a z anomaly when |z| exceeds this")
-	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not save the run (the secret is then not needed)")
+	cmd.Flags().IntVar(&o.opts.Window, "window", analysis.DefaultWindow, "how many of the chain's last entries to examine")
+	cmd.Flags().Float64Var(&o.opts.ZThreshold, "z-threshold", analysis.DefaultZThreshold, "an entry is a z anomaly when |z| exceeds this")
+	cmd.Flags().BoolVar(&o.noSave, "no-save", false, "do not save the run (the secret is then not needed)")
 	return cmd
+}
+
+// Complete fills in the regression options' defaults.
+func (o *regressionOptions) Complete(*cobra.Command, []string) error {
+	var err error
+	if o.opts, err = o.opts.Complete(); err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// Validate requires the secret when the run is saved.
+func (o *regressionOptions) Validate() error {
+	if !o.noSave && o.SecretHex == "" && o.SecretFile == "" {
+		return cmdutil.UsageError{Err: errors.New("saving the run needs the chain's HMAC secret (CAIRN_HMAC_SECRET or --secret-file); --no-save runs without it")}
+	}
+	return nil
+}
+
+// Run examines the window, saves the run unless --no-save and prints its summary.
+func (o *regressionOptions) Run(cmd *cobra.Command) error {
+	s, err := o.Open(!o.noSave)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	var run *analysis.Run
+	if o.noSave {
+		run, err = analysis.RegressWindow(cmd.Context(), s, o.opts)
+	} else {
+		run, err = analysis.RunRegression(cmd.Context(), s, o.opts)
+	}
+	if err != nil {
+		return err
+	}
+	sum := summarizeRun(run)
+	if err := json.NewEncoder(cmd.OutOrStdout()).Encode(sum); err != nil {
+		return err
+	}
+	if run.Flagged {
+		return driftError{sum}
+	}
+	return nil
 }
