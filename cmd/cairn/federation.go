@@ -181,7 +181,7 @@ func (o *federationOptions) currentPins(ctx context.Context, c *client.Client, s
 	if err != nil {
 		return nil, err
 	}
-	presented := presentedKeys(st)
+	presented := clientconfig.PresentedKeys(st)
 	pins, err := o.dir().CheckPins(service, presented)
 	var changed *clientconfig.KeyChangedError
 	switch {
@@ -198,11 +198,6 @@ func (o *federationOptions) currentPins(ctx context.Context, c *client.Client, s
 		return nil, err
 	}
 	return o.dir().Pins(service)
-}
-
-// presentedKeys are the keys a status answer presents.
-func presentedKeys(st *client.Status) clientconfig.Presented {
-	return clientconfig.Presented{FederationKeyPEM: []byte(st.FederationPublicKey), LogKeyPEM: []byte(st.TLogPublicKey)}
 }
 
 // trustFlags name the keys an offline check trusts; empty flags default to the pins.

@@ -124,7 +124,7 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err != nil {
 		return err
 	}
-	_, err = fo.dir().CheckPins(service, presentedKeys(st))
+	_, err = fo.dir().CheckPins(service, clientconfig.PresentedKeys(st))
 	if trusted := o.trustNewKey && errors.Is(err, clientconfig.ErrKeyChanged); err != nil && !trusted {
 		return err
 	}
@@ -168,7 +168,7 @@ func (o *registerOptions) record(fo *federationOptions, service string, st *clie
 			return err
 		}
 	}
-	if err := fo.dir().SavePins(service, presentedKeys(st)); err != nil {
+	if err := fo.dir().SavePins(service, clientconfig.PresentedKeys(st)); err != nil {
 		return err
 	}
 	if err := fo.dir().SaveOperator(&clientconfig.Operator{Service: service, OperatorID: reg.OperatorID, OrgName: reg.OrgName,

@@ -39,10 +39,10 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 				return err
 			}
 			pinned := "not pinned"
-			pins, pinErr := fo.dir().CheckPins(service, presentedKeys(st))
+			pins, pinErr := fo.dir().CheckPins(service, clientconfig.PresentedKeys(st))
 			switch {
 			case errors.Is(pinErr, clientconfig.ErrKeyChanged) && trustNewKey:
-				if err := fo.dir().SavePins(service, presentedKeys(st)); err != nil {
+				if err := fo.dir().SavePins(service, clientconfig.PresentedKeys(st)); err != nil {
 					return err
 				}
 				pinned, pinErr = "pinned now (--trust-new-key)", nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/cli/analysis"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/dev"
 	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/internal/cli/manager"
 	"github.com/cairn-dev/cairn/internal/cli/serve"
@@ -13,7 +14,7 @@ import (
 // newRootCommand builds the cairn command tree, one group of commands per audience.
 func newRootCommand() *cobra.Command {
 	return cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
-		newVersionCommand(), manager.NewCommand(), newDevCommand(), keygen.NewCommand(), newFederationCommand(),
+		newVersionCommand(), manager.NewCommand(), dev.NewDevCommand(), keygen.NewCommand(), newFederationCommand(),
 		newChainCommand(), analysis.NewExportCommand(), analysis.NewVerifyExportCommand(), analysis.NewRegressionCommand(), analysis.NewEnergyCommand(),
-		serve.NewCommand(), analysis.NewReplayCommand(), newDemoCommand())
+		serve.NewCommand(), analysis.NewReplayCommand(), dev.NewDemoCommand())
 }

@@ -1,4 +1,4 @@
-package main
+package dev
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func (s *demoStory) operatorRecord(o *demoOrg) (*clientconfig.Operator, error) {
 	if err != nil || rec == nil {
 		return nil, err
 	}
-	presented := presentedKeys(s.status)
+	presented := clientconfig.PresentedKeys(s.status)
 	if _, err := cfg.CheckPins(old, presented); err != nil {
 		return nil, fmt.Errorf("the federation at %s is not the one %s registered with at %s: %w", url, o.name, old, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package dev
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
-	"github.com/cairn-dev/cairn/internal/config"
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 // devLogFile is where cairn dev --demo sends the manager's logs, so that the terminal
@@ -27,7 +27,7 @@ func (o *devOptions) addDemoFlags(cmd *cobra.Command) {
 }
 
 // logDemoToFile makes cmd, when --demo is given, log to <dir>/dev.log instead of the
-// terminal. The loggers are built by cmd's persistent pre-run (addClusterFlags) from
+// terminal. The loggers are built by cmd's persistent pre-run (cmdutil.AddClusterFlags) from
 // what os.Stderr is then, so it is pointed at the file for that call alone.
 func (o *devOptions) logDemoToFile(cmd *cobra.Command) {
 	pre := cmd.PersistentPreRunE
@@ -35,7 +35,7 @@ func (o *devOptions) logDemoToFile(cmd *cobra.Command) {
 		if !o.demo {
 			return pre(c, args)
 		}
-		if err := config.Apply(c.Flags(), os.LookupEnv); err != nil { // --dir may come from CAIRN_DEV_DIR
+		if err := cmdutil.ApplyEnv(c.Context(), c.Flags()); err != nil { // --dir may come from CAIRN_DEV_DIR
 			return err
 		}
 		if err := o.completeWebhooks(); err != nil {

@@ -1,4 +1,6 @@
-package main
+// Package dev holds the developer's commands: `cairn dev`, the whole system on one
+// machine, and `cairn demo`, the story told against it.
+package dev
 
 import (
 	"context"
@@ -82,7 +84,8 @@ func (o *devOptions) validate() error {
 	return o.manager.Validate()
 }
 
-func newDevCommand() *cobra.Command {
+// NewDevCommand returns `cairn dev`.
+func NewDevCommand() *cobra.Command {
 	opts := newDevOptions()
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -108,20 +111,33 @@ Once ready, <dir>/dev.json says where the federation API answers, for cairn demo
 --demo runs the demo then (its logs go to <dir>/dev.log) and stops; the exit status is
 the demo's. --fresh deletes the cluster state, the embedded log and the demo's state.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.completeWebhooks(); err != nil {
-				return err
-			}
-			if err := opts.validate(); err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			return runDev(cmd.Context(), cmd.OutOrStdout(), opts)
-		},
+		Example: `  # Run the whole system with the binaries hack/setup-envtest.sh fetched (what make dev does)
+  cairn dev --assets "$(hack/setup-envtest.sh)"
+
+  # Start over, run the demo once the system is ready, then stop
+  cairn dev --assets "$(hack/setup-envtest.sh)" --fresh --demo`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, opts) },
 	}
 	opts.addFlags(cmd)
 	cmdutil.AddClusterFlags(cmd)
 	opts.logDemoToFile(cmd)
 	return cmd
+}
+
+// Complete makes the webhooks' certificate directory and port concrete.
+func (o *devOptions) Complete(*cobra.Command, []string) error { return o.completeWebhooks() }
+
+// Validate checks the flags, as a usage error.
+func (o *devOptions) Validate() error {
+	if err := o.validate(); err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// Run runs the local system until the command's context ends.
+func (o *devOptions) Run(cmd *cobra.Command) error {
+	return runDev(cmd.Context(), cmd.OutOrStdout(), o)
 }
 
 // runDev runs the local system until ctx ends, then stops the manager and the control plane.

@@ -1,4 +1,4 @@
-package main
+package dev
 
 import (
 	"context"
@@ -60,8 +60,17 @@ type demoTarget struct {
 	kubeconfig string
 }
 
-func newDemoCommand() *cobra.Command {
-	dir, check := ".cairn-dev", false
+// demoOptions are `cairn demo`'s.
+type demoOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	dir   string
+	check bool
+}
+
+// NewDemoCommand returns `cairn demo`.
+func NewDemoCommand() *cobra.Command {
+	o := &demoOptions{dir: ".cairn-dev"}
 	cmd := &cobra.Command{
 		Use:   "demo [--dir .cairn-dev]",
 		Short: "Tell the whole story against a running cairn dev: three organizations, one federation",
@@ -82,18 +91,26 @@ runs the demo and stops it.
 Exit status: 0 every step held; 1 a step failed (the story names it), or no cairn dev
 answers in --dir; 2 the arguments are wrong.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			t, err := loadDemoTarget(ctx, dir)
-			if check || err != nil {
-				return err
-			}
-			return runDemo(ctx, cmd.OutOrStdout(), t)
-		},
+		Example: `  # Tell the story against the cairn dev that make dev started
+  cairn demo
+
+  # Only check that a cairn dev answers in another state directory
+  cairn demo --dir /tmp/cairn-dev --check`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	cmd.Flags().StringVar(&dir, "dir", dir, "state directory of the running cairn dev")
-	cmd.Flags().BoolVar(&check, "check", false, "only check that a cairn dev answers in --dir")
+	cmd.Flags().StringVar(&o.dir, "dir", o.dir, "state directory of the running cairn dev")
+	cmd.Flags().BoolVar(&o.check, "check", false, "only check that a cairn dev answers in --dir")
 	return cmd
+}
+
+// Run finds the running cairn dev and, unless --check, tells the story against it.
+func (o *demoOptions) Run(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	t, err := loadDemoTarget(ctx, o.dir)
+	if o.check || err != nil {
+		return err
+	}
+	return runDemo(ctx, cmd.OutOrStdout(), t)
 }
 
 // loadDemoTarget finds the cairn dev running in dir: its state file, its kubeconfig and
