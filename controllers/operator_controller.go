@@ -33,7 +33,18 @@ type FederationOperatorReconciler struct {
 	Recorder events.EventRecorder
 	// Logs records registrations, withdrawals and key rotations.
 	Logs *Logs
+	// APIReader reads the used-challenge records a challenge proof is checked against
+	// (ConfigMaps, not cached); the Client when nil.
+	APIReader client.Reader
 	clock
+}
+
+// records is where the used-challenge records are read.
+func (r *FederationOperatorReconciler) records() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // Reconcile moves one FederationOperator's status to Pending, Active, Rejected, Suspended
@@ -110,8 +121,16 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 		return r.reject(fo, fv1.ReasonKeyInvalid, fmt.Sprintf("publicKeyPEM: %v", err)), nil
 	}
 	fo.Status.OperatorID = fv1.OperatorID(protocol.OperatorID(pub))
-	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil {
-		return r.reject(fo, fv1.ReasonSignatureInvalid, fmt.Sprintf("proofOfPossession: %v", err)), nil
+	if err := federation.ProvesPossession(fo, pub); err != nil {
+		return r.reject(fo, fv1.ReasonSignatureInvalid, err.Error()), nil
+	}
+	if fo.Status.Phase != fv1.PhasePending { // a Pending operator passed it when it was decided
+		switch err := federation.CheckChallengeUse(ctx, r.Client, r.records(), r.namespaceFederation(ctx, fo.Namespace), fo); {
+		case errors.Is(err, federation.ErrChallengeProof):
+			return r.reject(fo, fv1.ReasonSignatureInvalid, err.Error()), nil
+		case err != nil:
+			return nil, err
+		}
 	}
 	holder, err := r.keyHolder(ctx, fo, string(fo.Status.OperatorID))
 	if err != nil {
@@ -201,7 +220,8 @@ func (r *FederationOperatorReconciler) logRecords(ctx context.Context, fo *fv1.F
 	first := fo.Status.KeyHistory[0]
 	try(&fo.Status.RegistrationLogEntry, func(fed string) any {
 		return protocol.RegistrationRecord{Type: protocol.RecordRegistration, Federation: fed, OperatorID: id, OrgName: federation.RegisteredOrgName(fo),
-			PublicKeyPEM: string(first.PublicKeyPEM), ProofOfPossession: string(fo.Spec.ProofOfPossession)}
+			PublicKeyPEM: string(first.PublicKeyPEM), ProofOfPossession: string(fo.Spec.ProofOfPossession),
+			Challenge: registrationChallenge(fo)}
 	})
 	for i := 1; i < len(fo.Status.KeyHistory); i++ {
 		k, prev := &fo.Status.KeyHistory[i], fo.Status.KeyHistory[i-1]

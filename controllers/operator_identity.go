@@ -9,6 +9,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // An operator ID is forever: unique across every FederationOperator and every key in every
@@ -46,4 +47,14 @@ func (r *FederationOperatorReconciler) sameKey(ctx context.Context, o client.Obj
 		}
 	}
 	return reqs
+}
+
+// registrationChallenge is the challenge proof fo's registration record logs: its
+// spec.challengeProof when that is its proof (no proofOfPossession), else nil.
+func registrationChallenge(fo *fv1.FederationOperator) *protocol.SignedChallenge {
+	cp := fo.Spec.ChallengeProof
+	if cp == nil || fo.Spec.ProofOfPossession != "" {
+		return nil
+	}
+	return &protocol.SignedChallenge{Nonce: cp.Nonce, Signature: string(cp.Signature)}
 }

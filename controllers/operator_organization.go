@@ -28,6 +28,9 @@ func (r *FederationOperatorReconciler) registerOrganization(fo *fv1.FederationOp
 	fingerprint := fv1.Hash(protocol.Fingerprint(pub))
 	want := []fv1.OrganizationRecord{{OrgName: fo.Spec.OrgName, KeyFingerprint: fingerprint}}
 	status, reason, msg := metav1.ConditionTrue, fv1.ReasonOrganizationSigned, "the name is the one the proof of possession signs"
+	if registrationChallenge(fo) != nil {
+		msg = "the name is the one sent with the signed challenge the federation took for this registration"
+	}
 	if fo.Spec.Rename != nil {
 		held := fo.Status.Organization
 		fo.Status.Organization = nil // a registration's rename is checked against nothing older

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -90,7 +91,8 @@ func notTheLogged(fo *fv1.FederationOperator, op *federation.LoggedOperator, id 
 	case op.KeyIndex(id) < len(op.Keys)-1:
 		return fmt.Sprintf("the federation's log records that operator %s held this key and rotated it out (log index %d): a key rotated out never comes back",
 			op.OperatorID, op.Keys[op.KeyIndex(id)+1].LogEntry.LogIndex)
-	case string(fo.Spec.ProofOfPossession) != op.Registration.ProofOfPossession:
+	case string(fo.Spec.ProofOfPossession) != op.Registration.ProofOfPossession ||
+		!reflect.DeepEqual(registrationChallenge(fo), op.Registration.Challenge):
 		return fmt.Sprintf("the federation's log records operator %s's registration with another proof of possession (log index %d): an operator ID is never registered twice",
 			op.OperatorID, at)
 	case op.Withdrawal != nil && (fo.Spec.Withdrawal == nil || string(fo.Spec.Withdrawal.At) != op.Withdrawal.At ||

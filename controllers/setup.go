@@ -64,7 +64,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	trust := &federation.Trust{}
 	ledger := &federation.Ledger{Trust: trust}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
-		Logs: logs, clock: now}
+		Logs: logs, APIReader: mgr.GetAPIReader(), clock: now}
 	if err := operators.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federationoperator controller: %w", err)
 	}

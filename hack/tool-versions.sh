@@ -34,6 +34,7 @@ row chromium "$(first_line "$chromium" --version) at $chromium"
 if command -v dpkg-query >/dev/null && dpkg-query -W chromium >/dev/null 2>&1; then
   row "" "Debian package $(dpkg-query -W -f '${Package} ${Version}' chromium)"
 fi
+row python3 "$(first_line python3 --version) at $(command -v python3 || echo "(none on PATH)")"
 row mariadb "$(first_line "$mariadbd" --version)"
 row trillian "$(module_version "$rekor_bin/trillian_log_server" github.com/google/trillian)"
 row rekor "$(module_version "$rekor_bin/rekor-server" github.com/sigstore/rekor)"

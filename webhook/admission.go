@@ -66,7 +66,8 @@ var omit = field.OmitValueType{}
 // A registration (a create, or an update before the controller registered the operator)
 // needs spec.publicKeyPEM to be an Ed25519 public key in the exact form
 // protocol.ParsePublicKeyPEM reads (small-order keys, CRLF and other layouts refused),
-// spec.proofOfPossession to verify under it (protocol.VerifyRegistration), and no other
+// spec.proofOfPossession (or, from the HTTP API, spec.challengeProof's signature) to verify
+// under it (federation.ProvesPossession), and no other
 // operator to hold, have held or have first claimed the key (federation.KeyHolder).
 // A registered operator's changed publicKeyPEM is a key rotation: spec.keyRotation must
 // verify (federation.CheckRotation) and no other operator may hold or have held the
@@ -129,7 +130,7 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 // key): its proof of possession names its first key, which only the federation's log
 // knows, and the controller takes its history from the log or rejects it.
 func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.FederationOperator, pub ed25519.PublicKey) error {
-	if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil && !rotatedHere(fo, pub) {
+	if err := federation.ProvesPossession(fo, pub); err != nil && !rotatedHere(fo, pub) {
 		return refuseOperator(fo, field.Invalid(field.NewPath("spec", "proofOfPossession"), omit,
 			fmt.Sprintf("%s: %v (sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM)", fv1.ReasonSignatureInvalid, err)))
 	}

@@ -31,7 +31,8 @@ type anchorNowResponse struct {
 	AnchorID               string              `json:"anchor_id" example:"\"anchor-20261124-001\""`
 	CrossAnchorHash        string              `json:"cross_anchor_hash" doc:"Hex SHA-256 of the participants' chain signatures in operator ID order, then anchored_at."`
 	AnchoredAt             string              `json:"anchored_at" doc:"RFC 3339 UTC with nine fractional digits: the bytes hashed."`
-	ParticipatingOperators []anchorParticipant `json:"participating_operators" doc:"The operators the anchor binds, in operator ID order."`
+	ParticipatingOperators []string            `json:"participating_operators" doc:"The seed's: the operator IDs the anchor binds, in operator ID order."`
+	ParticipantDetails     []anchorParticipant `json:"participant_details" doc:"Cairn's: the operators the anchor binds, in operator ID order, each with the chain signature and last_seq it binds (the receipt form's objects)."`
 	TLogLogIndex           *int64              `json:"tlog_log_index" doc:"The log entry's index once the log recorded the anchor and its proof verifies under the log's key; null while the log leg is pending."`
 	TLogURL                *string             `json:"tlog_url" doc:"Where the log serves the entry; null while pending."`
 	SubmissionsAnchored    int                 `json:"submissions_anchored" doc:"How many accepted submissions the anchor binds (older pending ones of an operator included)."`
@@ -161,10 +162,21 @@ func newAnchorRequestID(at string) (string, error) {
 func newAnchorNowResponse(ca *fv1.CrossAnchor, id string, submissions int, logVerified bool) anchorNowResponse {
 	rec := newAnchorRecord(ca, logVerified)
 	ans := anchorNowResponse{Status: "anchored", AnchorID: rec.AnchorID, CrossAnchorHash: rec.CrossAnchorHash, AnchoredAt: rec.AnchoredAt,
-		ParticipatingOperators: rec.ParticipatingOperators, TLogLogIndex: rec.TLogLogIndex, TLogURL: rec.TLogURL,
+		ParticipatingOperators: participantIDs(rec.ParticipatingOperators), ParticipantDetails: rec.ParticipatingOperators,
+		TLogLogIndex: rec.TLogLogIndex, TLogURL: rec.TLogURL,
 		SubmissionsAnchored: submissions, ParticipantCount: strconv.Itoa(rec.Participants), RequestID: id}
 	if rec.TLogLogIndex != nil {
 		ans.RekorLogIndex = strconv.FormatInt(*rec.TLogLogIndex, 10)
 	}
 	return ans
+}
+
+// participantIDs are the operator IDs of ps, in their order: the seed's service form of
+// participating_operators.
+func participantIDs(ps []anchorParticipant) []string {
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.OperatorID
+	}
+	return ids
 }

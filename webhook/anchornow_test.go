@@ -182,7 +182,9 @@ var _ = Describe("POST /federation/anchor", func() {
 		Expect(a.body).To(HaveKeyWithValue("anchored_at", ca.Spec.AnchoredAt))
 		Expect(a.body).To(HaveKeyWithValue("submissions_anchored", BeNumerically("==", 2)))
 		Expect(a.body).To(HaveKeyWithValue("participant_count", "2"))
-		parts, _ := a.body["participating_operators"].([]any)
+		Expect(a.body["participating_operators"]).To(Equal([]any{string(ca.Spec.Participants[0].OperatorID), string(ca.Spec.Participants[1].OperatorID)}),
+			"the seed's member: the operator ID strings")
+		parts, _ := a.body["participant_details"].([]any)
 		Expect(parts).To(HaveLen(2))
 		for i, p := range ca.Spec.Participants {
 			Expect(parts[i]).To(HaveKeyWithValue("operator_id", string(p.OperatorID)))

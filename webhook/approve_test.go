@@ -112,8 +112,8 @@ var _ = Describe("Registration under approval", func() {
 		Expect(submit(s, member.key, mc.export(1, 3, exportTime())).status).To(Equal(http.StatusOK))
 		a = postAnchor(s, admin)
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
-		Expect(a.body["participating_operators"]).To(HaveLen(1))
-		Expect(a.body["participating_operators"].([]any)[0]).To(HaveKeyWithValue("operator_id", memberID))
+		Expect(a.body["participating_operators"]).To(Equal([]any{memberID}))
+		Expect(a.body["participant_details"].([]any)[0]).To(HaveKeyWithValue("operator_id", memberID))
 
 		By("approving the first: registered and logged now, and it may submit")
 		a = suspensionCall(s, "approve", id, admin, nil)

@@ -2,21 +2,13 @@ package webhook
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -27,24 +19,14 @@ import (
 // ChallengeLifetime is how long a registration challenge is accepted.
 const ChallengeLifetime = 5 * time.Minute
 
-// The layout of a challenge body before base64url: random, expiry, MAC.
-const (
-	challengeRandomLen = 16
-	challengeExpiryLen = 8
-	challengeMACLen    = sha256.Size
-	challengeRawLen    = challengeRandomLen + challengeExpiryLen + challengeMACLen
-	// challengeMACDomain starts the MACed bytes, so the challenge key MACs nothing else.
-	challengeMACDomain = "cairn-challenge-v1:"
-)
-
-// The used-challenge records: ConfigMaps in the Federation's namespace.
+// The used-challenge records: ConfigMaps in the Federation's namespace
+// (federation.UsedChallenge).
 const (
 	// UsedChallengeLabel marks a used-challenge record; its value is "true".
-	UsedChallengeLabel = "federation.cairn.dev/used-challenge"
+	UsedChallengeLabel = federation.UsedChallengeLabel
 	// UsedChallengeExpiresAnnotation holds the challenge's expiry, RFC 3339; past it the
 	// record may be deleted.
-	UsedChallengeExpiresAnnotation = "federation.cairn.dev/expires-at"
-	usedChallengePrefix            = "cairn-challenge-"
+	UsedChallengeExpiresAnnotation = federation.UsedChallengeExpiresAnnotation
 )
 
 // challengeResponse is the answer of GET /federation/register/challenge.
@@ -69,21 +51,7 @@ func (s *Server) serveChallenge(w http.ResponseWriter, r *http.Request) {
 
 // mintChallenge returns a challenge that expires ChallengeLifetime after now.
 func mintChallenge(key []byte, now time.Time) (string, error) {
-	raw := make([]byte, challengeRawLen)
-	if _, err := rand.Read(raw[:challengeRandomLen]); err != nil {
-		return "", err
-	}
-	binary.BigEndian.PutUint64(raw[challengeRandomLen:], uint64(now.Add(ChallengeLifetime).Unix()))
-	copy(raw[challengeRandomLen+challengeExpiryLen:], challengeMAC(key, raw[:challengeRandomLen+challengeExpiryLen]))
-	return protocol.NewChallenge(base64.RawURLEncoding.EncodeToString(raw))
-}
-
-// challengeMAC is HMAC-SHA256(key, challengeMACDomain ‖ msg).
-func challengeMAC(key, msg []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(challengeMACDomain))
-	m.Write(msg)
-	return m.Sum(nil)
+	return federation.MintChallenge(key, now.Add(ChallengeLifetime))
 }
 
 // checkChallenge returns the expiry of nonce when key's MAC over it verifies and it has
@@ -96,15 +64,10 @@ func checkChallenge(key []byte, nonce string, now time.Time) (time.Time, error) 
 		invalid.message = "the nonce is not " + protocol.ChallengePrefix + " and 16 to 256 characters of [A-Za-z0-9_-]"
 		return time.Time{}, invalid
 	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(nonce, protocol.ChallengePrefix))
-	if err != nil || len(raw) != challengeRawLen {
+	expiry, err := federation.ChallengeExpiry(key, nonce)
+	if err != nil {
 		return time.Time{}, invalid
 	}
-	signed := raw[:challengeRandomLen+challengeExpiryLen]
-	if !hmac.Equal(raw[len(signed):], challengeMAC(key, signed)) {
-		return time.Time{}, invalid
-	}
-	expiry := time.Unix(int64(binary.BigEndian.Uint64(raw[challengeRandomLen:len(signed)])), 0).UTC()
 	if !now.Before(expiry) {
 		return time.Time{}, &apiError{status: http.StatusUnauthorized, code: "challenge_expired",
 			message: fmt.Sprintf("the challenge expired at %s; get a new one", expiry.Format(time.RFC3339))}
@@ -112,17 +75,12 @@ func checkChallenge(key []byte, nonce string, now time.Time) (time.Time, error) 
 	return expiry, nil
 }
 
-// useChallenge records nonce as used until expiry, for every replica: the record's
-// Create is atomic, so of two uses one fails, with 401 challenge_replayed.
-func (s *Server) useChallenge(ctx context.Context, nonce string, expiry time.Time) error {
-	sum := sha256.Sum256([]byte(nonce))
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Namespace:   s.federation.Namespace,
-		Name:        usedChallengePrefix + hex.EncodeToString(sum[:]),
-		Labels:      map[string]string{UsedChallengeLabel: "true"},
-		Annotations: map[string]string{UsedChallengeExpiresAnnotation: expiry.Format(time.RFC3339)},
-	}}
-	err := s.client.Create(ctx, cm)
+// useChallenge records nonce as used until expiry, for every replica, by the registration
+// of the FederationOperator named operator with orgName (federation.UsedChallenge, which
+// the controller checks a challenge proof against): the record's Create is atomic, so of
+// two uses one fails, with 401 challenge_replayed.
+func (s *Server) useChallenge(ctx context.Context, nonce, operator, orgName string, expiry time.Time) error {
+	err := s.client.Create(ctx, federation.UsedChallenge(s.federation.Namespace, nonce, operator, orgName, expiry))
 	if apierrors.IsAlreadyExists(err) {
 		return &apiError{status: http.StatusUnauthorized, code: "challenge_replayed",
 			message: "the challenge was used before; get a new one"}
@@ -142,7 +100,7 @@ func (s *Server) collectUsedChallenges(ctx context.Context) (int, error) {
 	for i := range list.Items {
 		cm := &list.Items[i]
 		expiry, err := time.Parse(time.RFC3339, cm.Annotations[UsedChallengeExpiresAnnotation])
-		if err != nil || now.Before(expiry) || !strings.HasPrefix(cm.Name, usedChallengePrefix) {
+		if err != nil || now.Before(expiry) || !federation.IsUsedChallengeName(cm.Name) {
 			continue
 		}
 		if err := s.client.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {

@@ -2,9 +2,7 @@ package webhook
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -107,8 +106,8 @@ var _ = Describe("Registration challenges", func() {
 	It("deletes used-challenge records once they expire, and keeps the others", func() {
 		s := newServer(Options{})
 		expired, live := challenge(s), challenge(s)
-		Expect(s.useChallenge(ctx, expired, time.Now().Add(-time.Second))).To(Succeed())
-		Expect(s.useChallenge(ctx, live, time.Now().Add(time.Minute))).To(Succeed())
+		Expect(s.useChallenge(ctx, expired, "", "", time.Now().Add(-time.Second))).To(Succeed())
+		Expect(s.useChallenge(ctx, live, "", "", time.Now().Add(time.Minute))).To(Succeed())
 		n, err := s.collectUsedChallenges(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(n).To(BeNumerically(">=", 1))
@@ -119,6 +118,6 @@ var _ = Describe("Registration challenges", func() {
 
 // recordKey names the used-challenge record of nonce.
 func recordKey(nonce string) client.ObjectKey {
-	sum := sha256.Sum256([]byte(nonce))
-	return client.ObjectKey{Namespace: fedKey.Namespace, Name: usedChallengePrefix + hex.EncodeToString(sum[:])}
+	cm := federation.UsedChallenge(fedKey.Namespace, nonce, "", "", time.Time{})
+	return client.ObjectKeyFromObject(cm)
 }

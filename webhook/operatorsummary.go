@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -33,6 +34,7 @@ type operatorSummary struct {
 	RegisteredAt     string  `json:"registered_at" doc:"RFC 3339 UTC, seconds." example:"\"2026-11-24T06:00:00Z\""`
 	RekorLogIndex    *int64  `json:"rekor_log_index" doc:"The seed's name for the registration record's log index: equal to tlog_log_index."`
 	LastSubmissionAt *string `json:"last_submission_at" doc:"When the federation accepted the operator's last submission, RFC 3339 UTC seconds; null before the first."`
+	Status           string  `json:"status" doc:"The seed's: active, suspended or withdrawn (phase in lower case)." example:"\"active\""`
 	// Cairn's members.
 	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The registration record's index in the federation's transparency log."`
 	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the registration record, when it names one."`
@@ -68,6 +70,7 @@ type operatorAnchor struct {
 	CrossAnchorHash string `json:"cross_anchor_hash"`
 	ChainSignature  string `json:"chain_signature" doc:"The operator's chain signature the anchor binds."`
 	Participants    int    `json:"participants"`
+	TLogLogIndex    *int64 `json:"tlog_log_index" doc:"The seed's: the anchor's log index once the log recorded it and its proof verifies under the log's key; null before."`
 }
 
 // pageToken is the cursor of both lists: the key of the last item each returned. Keyset
@@ -180,6 +183,7 @@ func (s *Server) operatorSummary(ctx context.Context, fed *fv1.Federation, id st
 	sum := &operatorSummary{OperatorID: id, OrgName: org, PublicKeyPEM: key, ContactEmail: contact, Phase: string(fo.Status.Phase),
 		Submissions: []operatorSubmission{}, Anchors: []operatorAnchor{}}
 	summarizeSuspension(sum, fed, fo)
+	sum.Status = strings.ToLower(sum.Phase)
 	if fo.Status.RegisteredAt != nil {
 		sum.RegisteredAt = fo.Status.RegisteredAt.UTC().Format(time.RFC3339)
 	}

@@ -144,8 +144,13 @@ func (s *Server) operatorAnchors(ctx context.Context, fed *fv1.Federation, opera
 			return items, next, false, nil
 		}
 		p, _ := federation.ParticipantOf(ca, operator)
-		items = append(items, operatorAnchor{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt,
-			CrossAnchorHash: string(ca.Spec.CrossAnchorHash), ChainSignature: string(p.ChainSignature), Participants: len(ca.Spec.Participants)})
+		a := operatorAnchor{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt,
+			CrossAnchorHash: string(ca.Spec.CrossAnchorHash), ChainSignature: string(p.ChainSignature), Participants: len(ca.Spec.Participants)}
+		if s.logLegVerified(ctx, fed, ca) {
+			index := ca.Status.LogEntry.LogIndex
+			a.TLogLogIndex = &index
+		}
+		items = append(items, a)
 		next = &pageKey{At: ca.Spec.AnchoredAt, Name: ca.Name}
 	}
 	return items, next, true, nil

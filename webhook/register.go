@@ -18,15 +18,17 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// registerRequest is the body of POST /federation/register: the seed's fields, plus the
-// proof of possession the controller verifies (see the package doc).
+// registerRequest is the body of POST /federation/register: the seed's fields, plus
+// Cairn's optional proof of possession. The controller verifies the proof the API puts
+// into the FederationOperator: proof_of_possession when sent, else the challenge and its
+// signature (spec.challengeProof).
 type registerRequest struct {
 	PublicKeyPEM      string `json:"public_key_pem" doc:"The operator's Ed25519 public key, PEM (docs/PROTOCOL.md §4)."`
 	OrgName           string `json:"org_name" doc:"The organization's name, 1 to 253 characters."`
 	ContactEmail      string `json:"contact_email,omitempty" doc:"Who to contact, up to 320 characters."`
 	Nonce             string `json:"nonce" doc:"A challenge from GET /federation/register/challenge."`
 	NonceSignature    string `json:"nonce_signature" doc:"Base64 Ed25519 signature over the nonce's UTF-8 bytes."`
-	ProofOfPossession string `json:"proof_of_possession" doc:"Base64 Ed25519 signature over \"register <org_name> <fingerprint>\"."`
+	ProofOfPossession string `json:"proof_of_possession,omitempty" doc:"Cairn's, optional: base64 Ed25519 signature over \"register <org_name> <fingerprint>\". Without it the signed challenge is the operator's proof of possession (spec.challengeProof)."`
 	// Cairn's: a rename signed with the registration, so that the contact is signed too.
 	RenameAt        string `json:"rename_at,omitempty" doc:"Optional, with rename_signature: the at of a rename (docs/PROTOCOL.md §6) of the operator to org_name and contact_email, RFC 3339 UTC within five minutes. The proof of possession does not sign contact_email: without a rename it is not shown."`
 	RenameSignature string `json:"rename_signature,omitempty" doc:"Optional, with rename_at: base64 Ed25519 signature by public_key_pem's key over \"rename \" and the RFC 8785 JSON of {at, contact, operator_id, org_name}."`
@@ -68,7 +70,7 @@ const (
 func (req *registerRequest) missing() []string {
 	var names []string
 	for name, v := range map[string]string{"public_key_pem": req.PublicKeyPEM, "org_name": req.OrgName, "nonce": req.Nonce,
-		"nonce_signature": req.NonceSignature, "proof_of_possession": req.ProofOfPossession} {
+		"nonce_signature": req.NonceSignature} {
 		if v == "" {
 			names = append(names, name)
 		}
@@ -162,9 +164,11 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 		return nil, &apiError{status: http.StatusUnauthorized, code: "invalid_signature",
 			message: "nonce_signature does not verify under public_key_pem"}
 	}
-	if err := protocol.VerifyRegistration(pub, req.OrgName, req.ProofOfPossession); err != nil {
-		return nil, &apiError{status: http.StatusBadRequest, code: "invalid_proof_of_possession",
-			message: "proof_of_possession is not this key's signature over \"register <org_name> <fingerprint>\""}
+	if req.ProofOfPossession != "" {
+		if err := protocol.VerifyRegistration(pub, req.OrgName, req.ProofOfPossession); err != nil {
+			return nil, &apiError{status: http.StatusBadRequest, code: "invalid_proof_of_possession",
+				message: "proof_of_possession is not this key's signature over \"register <org_name> <fingerprint>\""}
+		}
 	}
 	id := protocol.OperatorID(pub)
 	rename, err := registrationRename(req, pub, s.now())
@@ -181,13 +185,17 @@ func (s *Server) admit(ctx context.Context, req *registerRequest) (*fv1.Federati
 	if err := s.checkPendingRoom(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.useChallenge(ctx, req.Nonce, expiry); err != nil {
+	name := operatorObjectName(pub)
+	if err := s.useChallenge(ctx, req.Nonce, name, req.OrgName, expiry); err != nil {
 		return nil, err
 	}
 	fo := &fv1.FederationOperator{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: operatorObjectName(pub)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.federation.Namespace, Name: name},
 		Spec: fv1.FederationOperatorSpec{OrgName: req.OrgName, PublicKeyPEM: fv1.PublicKeyPEM(req.PublicKeyPEM),
 			Contact: req.ContactEmail, ProofOfPossession: fv1.Signature(req.ProofOfPossession), Rename: rename},
+	}
+	if req.ProofOfPossession == "" {
+		fo.Spec.ChallengeProof = &fv1.ChallengeProof{Nonce: req.Nonce, Signature: fv1.Signature(req.NonceSignature)}
 	}
 	switch err := s.client.Create(ctx, fo); {
 	case apierrors.IsAlreadyExists(err):

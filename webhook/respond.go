@@ -56,7 +56,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // application/json, never sniffed: messages are written to be read
+	_ = enc.Encode(v)
 }
 
 // fail answers err: an *apiError as it is, a failure to reach the API server as 503

@@ -292,6 +292,21 @@ func (s *Server) routes() []route {
 			},
 		},
 		{
+			method: http.MethodGet, path: "/federation/operator/{id}/keys",
+			summary: "An operator's key history",
+			description: "The keys a registered operator held, oldest first, each rotation with the key_rotation record the federation " +
+				"logged (its RFC 8785 JSON's SHA-512 is the data hash of the log entry at tlog_log_index, signed by the federation key) " +
+				"and, for the last rotation, the operator's signed statement. An auditor checks them against the log to tie an export " +
+				"signed by a rotated key to its operator (cairn federation audit --fetch-records).",
+			handler: http.HandlerFunc(s.serveOperatorKeys), response: operatorKeys{},
+			params:  []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_operator_id"}, "The ID is not op_ and 16 lowercase hex."},
+				{http.StatusNotFound, []string{"operator_not_found"}, "No operator of that ID that the controller registered."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
 			method: http.MethodGet, path: logPrefix + "/checkpoint",
 			summary:     "The embedded log's checkpoint",
 			description: "The embedded transparency log's latest signed checkpoint (C2SP tlog-checkpoint, a signed note), text/plain.",

@@ -143,8 +143,8 @@ var _ = Describe("POST /federation/operator/{id}/suspend and /resume", func() {
 		Expect(submit(s, other.key, oc.export(1, 3, exportTime())).status).To(Equal(http.StatusOK))
 		a = postAnchor(s, admin)
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
-		Expect(a.body["participating_operators"]).To(HaveLen(1))
-		Expect(a.body["participating_operators"].([]any)[0]).To(HaveKeyWithValue("operator_id", otherID))
+		Expect(a.body["participating_operators"]).To(Equal([]any{otherID}))
+		Expect(a.body["participant_details"].([]any)[0]).To(HaveKeyWithValue("operator_id", otherID))
 
 		By("resuming: Active, and the next submission continues the head")
 		a = suspensionCall(s, "resume", id, admin, nil)

@@ -108,7 +108,7 @@ func (s *Server) spendChallenge(ctx context.Context, nonce string, now time.Time
 		}
 		return tokenError("invalid_token", "the token's nonce is not a challenge this federation issued")
 	}
-	if err := s.useChallenge(ctx, nonce, expiry); err != nil {
+	if err := s.useChallenge(ctx, nonce, "", "", expiry); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.code == "challenge_replayed" {
 			return tokenError("token_replayed", "the token's challenge was used before; get a new one")

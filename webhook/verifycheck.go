@@ -33,15 +33,20 @@ type verifyResponse struct {
 	VerifiedAt         string   `json:"verified_at" doc:"When the checks ran, RFC 3339 UTC with nine fractional digits."`
 }
 
-// verifyChecks are the checks of a live verification, each run on its own.
+// verifyChecks are the checks of a live verification, each run on its own: the seed's
+// five, then Cairn's (the original product's names among them).
 type verifyChecks struct {
-	PubkeyMatchesExpected     bool `json:"pubkey_matches_expected" doc:"Seed name: the anchor's key is one the federation holds or held (equals federation_key_in_history)."`
-	SignatureVerified         bool `json:"signature_verified" doc:"The federation signature verifies under the anchor's own key snapshot."`
-	CrossAnchorHashRecomputed bool `json:"cross_anchor_hash_recomputed" doc:"The hash recomputes from the participants and anchored_at."`
-	Bound                     bool `json:"bound" doc:"Seed name: the verification is bound to a trusted key (equals federation_key_in_history)."`
-	FederationKeyInHistory    bool `json:"federation_key_in_history" doc:"The anchor's key is in the Federation's key history."`
-	TLogInclusionVerified     bool `json:"tlog_inclusion_verified" doc:"The log entry, fetched now, is the anchor's hashedrekord and its inclusion proof verifies against a checkpoint read now under the log's key."`
-	ParticipantsVerified      bool `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted."`
+	FederationSignatureVerified bool     `json:"federation_signature_verified" doc:"The seed's: the federation signature verifies under the anchor's key snapshot, and that key is in the Federation's key history (signature_verified and federation_key_in_history)."`
+	TLogEntryPresent            bool     `json:"tlog_entry_present" doc:"The seed's: the log, asked now, serves an entry at the anchor's log index."`
+	TLogInclusionProofValid     bool     `json:"tlog_inclusion_proof_valid" doc:"The seed's: that entry is the anchor's hashedrekord and its inclusion proof verifies against a checkpoint read now under the log's key (equals tlog_inclusion_verified)."`
+	OperatorSignaturesVerified  []string `json:"operator_signatures_verified" doc:"The seed's: the operator IDs whose covered submission re-verifies under the key the operator held when it was accepted, in operator ID order."`
+	PubkeyMatchesExpected       bool     `json:"pubkey_matches_expected" doc:"Seed name: the anchor's key is one the federation holds or held (equals federation_key_in_history)."`
+	SignatureVerified           bool     `json:"signature_verified" doc:"The federation signature verifies under the anchor's own key snapshot."`
+	CrossAnchorHashRecomputed   bool     `json:"cross_anchor_hash_recomputed" doc:"The seed's: the hash recomputes from the participants and anchored_at."`
+	Bound                       bool     `json:"bound" doc:"Seed name: the verification is bound to a trusted key (equals federation_key_in_history)."`
+	FederationKeyInHistory      bool     `json:"federation_key_in_history" doc:"The anchor's key is in the Federation's key history."`
+	TLogInclusionVerified       bool     `json:"tlog_inclusion_verified" doc:"The log entry, fetched now, is the anchor's hashedrekord and its inclusion proof verifies against a checkpoint read now under the log's key."`
+	ParticipantsVerified        bool     `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted."`
 }
 
 // anchorEvidence is what a live check reads: the Federation, the anchor, and what each
@@ -85,15 +90,20 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 	res.Checks.FederationKeyInHistory = spec.KeyInHistory
 	res.Checks.PubkeyMatchesExpected, res.Checks.Bound = spec.KeyInHistory, spec.KeyInHistory
 
-	if index, err := verifyLogEntry(ctx, ev); err != nil {
+	index, present, err := verifyLogEntry(ctx, ev)
+	res.Checks.TLogEntryPresent = present
+	if err != nil {
 		reasons = append(reasons, "log: "+err.Error())
 	} else {
 		res.Checks.TLogInclusionVerified = true
 		res.TLogLogIndex, res.RekorLogIndex = &index, &index
 	}
 
+	res.Checks.OperatorSignaturesVerified = []string{}
 	for i, p := range ca.Spec.Participants {
-		if !participantVerified(ev, ev.covered[i], p) {
+		if participantVerified(ev, ev.covered[i], p) {
+			res.Checks.OperatorSignaturesVerified = append(res.Checks.OperatorSignaturesVerified, string(p.OperatorID))
+		} else {
 			res.FailedParticipants = append(res.FailedParticipants, string(p.OperatorID))
 		}
 	}
@@ -101,6 +111,8 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 	if !res.Checks.ParticipantsVerified {
 		reasons = append(reasons, "participants: the covered submissions of the operators in failed_participants were not found or do not verify under the keys their operators held when they were accepted")
 	}
+	res.Checks.FederationSignatureVerified = res.Checks.SignatureVerified && res.Checks.FederationKeyInHistory
+	res.Checks.TLogInclusionProofValid = res.Checks.TLogInclusionVerified
 	c := res.Checks
 	res.Valid = c.SignatureVerified && c.CrossAnchorHashRecomputed && c.FederationKeyInHistory && c.TLogInclusionVerified && c.ParticipantsVerified
 	if !res.Valid {
@@ -129,33 +141,34 @@ func participantVerified(ev *anchorEvidence, pe participantEvidence, p fv1.Parti
 // names (a pointer only: what is fetched is verified), and checks that its inclusion proof
 // verifies against the checkpoint read now under the log's key and that it is the
 // hashedrekord of the anchor's hash signed by the anchor's key. It returns the index
-// verified, or why not, stating no value that would have passed.
-func verifyLogEntry(ctx context.Context, ev *anchorEvidence) (int64, error) {
+// verified, or why not, stating no value that would have passed; present says whether
+// the log served an entry at that index at all (one that may not verify).
+func verifyLogEntry(ctx context.Context, ev *anchorEvidence) (index int64, present bool, err error) {
 	ca := ev.ca
 	if ca.Status.LogEntry == nil {
-		return 0, errors.New("the anchor is not in the log yet")
+		return 0, false, errors.New("the anchor is not in the log yet")
 	}
 	if ev.logKeyErr != nil {
-		return 0, ev.logKeyErr
+		return 0, false, ev.logKeyErr
 	}
-	index := ca.Status.LogEntry.LogIndex
+	index = ca.Status.LogEntry.LogIndex
 	e, err := ev.readEntry(ctx, index)
 	switch {
 	case errors.Is(err, tlog.ErrNotFound):
-		return 0, errors.New("the log has no entry at the anchor's log index")
+		return 0, false, errors.New("the log has no entry at the anchor's log index")
 	case errors.Is(err, tlog.ErrUnavailable):
-		return 0, errLogUnreachable
+		return 0, false, errLogUnreachable
 	case err != nil:
-		return 0, errors.New("the log's entry or proof does not verify under the log's key")
+		return 0, true, errors.New("the log's entry or proof does not verify under the log's key")
 	}
 	body, err := protocol.VerifyLogBundle(&e.Bundle, protocol.LogVerifyOptions{Key: ev.logKey, AllowMissingSET: true})
 	if err != nil || e.Bundle.LogIndex != index || e.Bundle.Verification.InclusionProof.LogIndex != index {
-		return 0, errors.New("the log's entry or proof does not verify under the log's key")
+		return 0, true, errors.New("the log's entry or proof does not verify under the log's key")
 	}
 	content, err := protocol.CrossAnchorLogContent(string(ca.Spec.CrossAnchorHash))
 	anchorKey, kerr := protocol.ParsePublicKeyPEM([]byte(ca.Spec.FederationPublicKeyPEM))
 	if err != nil || kerr != nil || protocol.VerifyHashedRekord(body, content, anchorKey) != nil {
-		return 0, errors.New("the log's entry at the anchor's log index is not this anchor's record")
+		return 0, true, errors.New("the log's entry at the anchor's log index is not this anchor's record")
 	}
-	return index, nil
+	return index, true, nil
 }

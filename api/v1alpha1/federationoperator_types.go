@@ -69,6 +69,16 @@ type FederationOperatorSpec struct {
 	// +optional
 	ProofOfPossession Signature `json:"proofOfPossession,omitempty"`
 
+	// challengeProof is the proof of possession of a registration through the HTTP API
+	// that sent the seed's body alone (no proof_of_possession): the federation's challenge
+	// and publicKeyPEM's signature over it. The controller verifies it like
+	// proofOfPossession, and also that the federation issued the challenge, that this
+	// object was created before it expired, and that the API used it for this object and
+	// orgName; so it serves one registration only. proofOfPossession, when set, is the
+	// proof instead.
+	// +optional
+	ChallengeProof *ChallengeProof `json:"challengeProof,omitempty"`
+
 	// withdrawal, once set, withdraws the operator. It cannot be removed.
 	// +optional
 	Withdrawal *Withdrawal `json:"withdrawal,omitempty"`
@@ -87,6 +97,19 @@ type FederationOperatorSpec struct {
 	// the contact from the start.
 	// +optional
 	Rename *Rename `json:"rename,omitempty"`
+}
+
+// ChallengeProof is a registration challenge and the operator key's signature over it.
+type ChallengeProof struct {
+	// nonce is the challenge, as GET /federation/register/challenge issued it.
+	// +required
+	// +kubebuilder:validation:MaxLength=272
+	// +kubebuilder:validation:Pattern=`^cairn-challenge:[A-Za-z0-9_-]{16,256}$`
+	Nonce string `json:"nonce"`
+
+	// signature is publicKeyPEM's Ed25519 signature over the nonce's UTF-8 bytes.
+	// +required
+	Signature Signature `json:"signature"`
 }
 
 // KeyRotation is an operator's signed move to a new key. Both signatures cover the new

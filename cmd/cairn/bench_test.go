@@ -11,7 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
+	"github.com/cairn-dev/cairn/internal/clitest"
 	"github.com/cairn-dev/cairn/internal/otlp/genaispans"
 )
 
@@ -86,7 +87,7 @@ func cairnQuiet(args ...string) (string, error) {
 	cmd.SetOut(&out)
 	cmd.SetErr(io.Discard)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(clitest.Context(context.Background()))
+	err := cmd.ExecuteContext(cmdtest.Context(context.Background()))
 	return out.String(), err
 }
 
@@ -147,6 +148,7 @@ func BenchmarkChainVerifyFull(b *testing.B) {
 // TestMain removes the CLI benchmarks' directory, if they made one.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	clitest.Cleanup()
 	if cliBenchDir.path != "" {
 		_ = os.RemoveAll(cliBenchDir.path)
 	}

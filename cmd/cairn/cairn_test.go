@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 )
 
 func runCairn(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	return clitest.Run(t, newRootCommand(), args...)
+	return cmdtest.Run(t, newRootCommand(), args...)
 }
 
 func TestVersion(t *testing.T) {

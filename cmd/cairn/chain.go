@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 func newChainCommand() *cobra.Command {
@@ -21,15 +20,23 @@ func newChainCommand() *cobra.Command {
 }
 
 func newChainVerifyCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var full bool
-	var wf verifyWindowFlags
+	var o chainVerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Verify the chain: first and last entries, or every entry with --full",
-		Long: `Verify the chain. By default (smoke) the first and last entries of the window are
-checked fully; --full checks every entry, hashing on all cores. Without the HMAC secret
-(CAIRN_HMAC_SECRET, --secret-file) bodies, columns and links are checked but HMACs are not.
+		Short: "Verify every entry of the chain (--smoke: only the first and last)",
+		Long: `Verify the chain: every entry of the window (all of it by default) is checked, its
+body hash, columns, link to the row before and HMAC, and that no seq is missing, on all
+cores at once (the window is cut into ranges joined at their links). Without the HMAC
+secret (CAIRN_HMAC_SECRET, --secret-file) bodies, columns and links are checked but HMACs
+are not. --full, the default, is still accepted.
+
+--smoke checks only the window's first and last entries, each with its link to the row
+before: quick, but it finds nothing in between, so it never says "valid"; it says what it
+checked and how many entries it did not. Do not put it in cron.
+
+--json prints one JSON document whatever the outcome (valid, status, mode, first_seq,
+last_seq, entries_verified, entries_not_checked, checked_ranges, first_failure, error...;
+docs/OPERATIONS.md); "valid" is true only when every entry of the window passed.
 
 A chain file of the original product (BIJOTEL) is recognised and verified by its own
 rules, read-only, always in full and only with its secret: body hash, link and HMAC of
@@ -41,52 +48,20 @@ nanosecond exactly (the original computed it in floating point). A first row who
 predecessor is not in the file (a trimmed chain) links to its stored prev_hash, as the
 original does, and the output says so. --since/--until apply to BIJOTEL files only.
 
-Exit status: 0 valid, 3 invalid (the first failing seq and the reason are printed),
-1 unreadable, 2 bad arguments.`,
+Exit status: 0 valid (or, with --smoke, the two entries passed), 3 invalid (the first
+failing seq and the reason are printed), 1 unreadable, 2 bad arguments.`,
+		Example: `  # every entry, with the secret from the environment (what cron should run)
+  CAIRN_HMAC_SECRET=... cairn chain verify --db chain.db
+
+  # the last 10,000 entries, as JSON
+  cairn chain verify --db chain.db --last 10000 --json
+
+  # a quick look at the first and last entries only
+  cairn chain verify --db chain.db --smoke`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if legacy, err := isLegacyChain(o.DB); err != nil {
-				return err
-			} else if legacy {
-				return verifyLegacyChain(cmd, &o, &wf)
-			}
-			r, err := wf.cairnWindow()
-			if err != nil {
-				return err
-			}
-			s, err := o.Open(false)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			if r, err = wf.lastN(cmd.Context(), s, r); err != nil {
-				return err
-			}
-			bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "verify")
-			start := time.Now()
-			report, err := s.Verify(cmd.Context(), store.VerifyOptions{Full: full, From: r.From, To: r.To, Progress: bar.ProgressFunc()})
-			bar.Done()
-			if err != nil {
-				return err
-			}
-			mode := "smoke"
-			if report.Full {
-				mode = "full"
-			}
-			hmacs := "HMACs checked"
-			if !report.HMACsChecked {
-				hmacs = "HMACs not checked (no secret)"
-			}
-			if _, err = fmt.Fprintf(cmd.OutOrStdout(), "valid: %s verify of seq %d..%d, %d entries checked, %s, %s\n",
-				mode, report.From, report.To, report.Checked, hmacs, time.Since(start).Round(time.Millisecond)); err != nil {
-				return err
-			}
-			return printImportCheck(cmd.OutOrStdout(), report.Import)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	o.AddFlags(cmd)
-	cmd.Flags().BoolVar(&full, "full", false, "check every entry, not only the first and last (BIJOTEL files: always)")
-	wf.addFlags(cmd)
+	o.addFlags(cmd)
 	return cmd
 }
 

@@ -30,7 +30,7 @@ operator key). Then the Cairn chain is sealed: entry 1 is a bridge record bindin
 chain (its first and last seq, row count, head hmac_hash, the SHA-256 of that export and a
 digest of the rows), and entries 2 onward are the legacy rows, their canonical bodies byte
 for byte, so every legacy canonical_hash is in the Cairn chain. docs/PROTOCOL.md §2 has the
-rules; cairn chain verify --full checks them.
+rules; cairn chain verify checks them.
 
 Importing the same file again changes nothing (a missing export is written again, byte for
 byte). A legacy file that changed since is refused with the first legacy seq that differs.
@@ -112,7 +112,7 @@ func printImport(cmd *cobra.Command, res *importer.Result, into, exportTo string
 	if res.ExportWritten {
 		out.WriteString(", written now")
 	}
-	fmt.Fprintf(&out, "\nbridge hmac_hash       %s\ncheck: cairn chain verify --full --db %s; cairn verify-export %s (with the legacy secret)\n",
+	fmt.Fprintf(&out, "\nbridge hmac_hash       %s\ncheck: cairn chain verify --db %s; cairn verify-export %s (with the legacy secret)\n",
 		res.BridgeHMAC, into, exportTo)
 	_, err := fmt.Fprint(cmd.OutOrStdout(), out.String())
 	return err
@@ -127,7 +127,7 @@ func printImportCheck(w io.Writer, im *store.ImportReport) error {
 	b := im.Bridge
 	columns := "their columns match the bridge record's digest"
 	if !im.ColumnsChecked {
-		columns = "their columns were NOT checked (the window does not hold every one of them: verify --full without a window)"
+		columns = "their columns were NOT checked (the window does not hold every one of them: verify without a window)"
 	}
 	legacy := "the legacy chain re-derives from them under this secret up to its head"
 	if !im.LegacyHMACsRederived {

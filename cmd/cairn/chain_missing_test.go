@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
@@ -90,7 +90,7 @@ func TestSubmitOfAMissingChainIsAnError(t *testing.T) {
 func TestChainOnAnotherDatabaseIsLeftAlone(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "other.db")
-	if out, err := runCairn(t, "chain", "seal", "--db", db, "--secret-hex", testSecretHex, "--file", clitest.SpansFile(t, dir, 1)); err != nil {
+	if out, err := runCairn(t, "chain", "seal", "--db", db, "--secret-hex", testSecretHex, "--file", cmdtest.SpansFile(t, dir, 1)); err != nil {
 		t.Fatalf("seal: %v\n%s", err, out)
 	}
 	dropChainTable(t, db)

@@ -27,7 +27,15 @@ func newChainSealCommand() *cobra.Command {
 		Long: `Seal spans into the chain, one JSON object a line with the members of the canonical
 body: name, kind, attributes, status_code, status_description, start_time_ns, end_time_ns
 (decimal nanoseconds, as strings or numbers), trace_id and span_id. Spans are sealed in
-batches of 1,000, each batch in one transaction. The secret is required.`,
+batches of 1,000, each batch in one transaction. The secret is required.
+
+A span is sealed once: a line whose trace_id and span_id the chain already holds with
+the same content is skipped (counted as already sealed), and one it holds with other
+content is refused and reported with its line number (exit 1, the other lines sealed).
+So a seal that stopped, or ran twice, is finished by running it again.
+
+On a terminal, progress is shown on standard error. Ctrl-C stops after the batch being
+written: the command says which lines are sealed and exits 130.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -43,12 +51,7 @@ batches of 1,000, each batch in one transaction. The secret is required.`,
 				return err
 			}
 			defer func() { _ = s.Close() }()
-			n, last, err := sealLines(cmd.Context(), s, in)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sealed %d spans; chain head seq %d %s\n", n, last.Seq, last.HMACHash)
-			return err
+			return runChainSeal(cmd, s, in, inputName(file), inputSize(in))
 		},
 	}
 	o.AddFlags(cmd)
@@ -63,6 +66,7 @@ type lineBatch struct {
 	ends   []int  // line i of the batch is text[ends[i-1]:ends[i]]
 	lineNo []int  // lineNo[i] is line i's number in the input, from 1
 	last   int    // the number of the input's last line read into the batch, blank or not
+	offset int64  // the input's bytes read through line last
 
 	readErr error // reading the input failed after the batch's lines
 
@@ -87,18 +91,31 @@ func (b *lineBatch) parse() {
 	b.err = b.readErr
 }
 
-// sealLines seals every span of in, in batches of sealBatchSize, and returns the count and
-// the last entry. It is a pipeline: one goroutine reads the lines, all cores parse
-// batches, the next batch's entries are prepared (store.Prepare) and the store seals the
-// batches in order, so reading, parsing and preparing overlap sealing. A bad line stops it before its batch; the batches before it are sealed,
-// as when it sealed each batch before reading the next.
+// sealLines seals every span of in that the chain does not hold, as sealInput does, and
+// returns the count sealed and the last entry sealed.
 func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protocol.Entry, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	t, err := sealInput(ctx, s, in, nil)
+	return t.sealed, t.head, err
+}
+
+// sealInput seals the spans of in, in batches of sealBatchSize, each with
+// store.SealBatchOnce, so that a span the chain holds is not sealed again, and returns what
+// it did; progress, if not nil, is called after each batch. It is a pipeline: one goroutine
+// reads the lines, all cores parse batches, the next batch's entries are prepared
+// (store.Prepare) and the store seals the batches in order, so reading, parsing and
+// preparing overlap sealing. A bad line stops it before its batch; the batches before it
+// are sealed, as when it sealed each batch before reading the next.
+//
+// When ctx is cancelled, the batch being sealed is still committed (it takes
+// milliseconds) and sealInput returns an error wrapping ctx's: the tally then says which
+// lines are done.
+func sealInput(ctx context.Context, s *store.Store, in io.Reader, progress func(*sealTally)) (*sealTally, error) {
+	pipeline, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the reader and the parsers if sealing stops early
 	workers := runtime.GOMAXPROCS(0)
 	batches := make(chan *lineBatch, workers+1) // in input order, at most this many ahead
 	toParse := make(chan *lineBatch, workers+1)
-	go readBatches(ctx, in, batches, toParse)
+	go readBatches(pipeline, in, batches, toParse)
 	for range workers {
 		go func() {
 			for b := range toParse {
@@ -107,38 +124,45 @@ func sealLines(ctx context.Context, s *store.Store, in io.Reader) (int, *protoco
 		}()
 	}
 	ready := make(chan preparedBatch) // unbuffered: one batch is prepared ahead of the one sealing
-	go prepareBatches(ctx, s, batches, ready)
-	var last *protocol.Entry
-	sealed := 0
+	go prepareBatches(pipeline, s, batches, ready)
+	t := &sealTally{}
+	commit := context.WithoutCancel(ctx) // a batch begun is committed, not cut off
 	for r := range ready {
+		if ctx.Err() != nil {
+			break
+		}
 		if r.err != nil {
-			return sealed, last, r.err
+			return t, r.err
 		}
-		if r.batch == nil {
-			continue
+		if r.batch != nil {
+			report, err := s.SealBatchOnce(commit, r.batch)
+			if err != nil {
+				return t, fmt.Errorf("seal spans up to line %d: %w", r.last, err)
+			}
+			t.add(report, r.lineNo)
 		}
-		entries, err := s.SealBatch(ctx, r.batch)
-		if err != nil {
-			return sealed, last, fmt.Errorf("seal spans up to line %d: %w", r.last, err)
+		t.lines, t.bytes = r.last, r.offset
+		if progress != nil {
+			progress(t)
 		}
-		sealed += len(entries)
-		last = entries[len(entries)-1]
 	}
 	if err := ctx.Err(); err != nil {
-		return sealed, last, err
+		return t, fmt.Errorf("%w: %w", errSealInterrupted, err)
 	}
-	if sealed == 0 {
-		return 0, nil, fmt.Errorf("%w: no spans in the input", protocol.ErrMalformed)
+	if t.spans() == 0 {
+		return t, fmt.Errorf("%w: no spans in the input", protocol.ErrMalformed)
 	}
-	return sealed, last, nil
+	return t, nil
 }
 
 // preparedBatch is a parsed lineBatch whose entries the store is preparing (batch, nil
 // when it has no spans), or its error.
 type preparedBatch struct {
-	batch *store.Batch
-	last  int // lineBatch.last
-	err   error
+	batch  *store.Batch
+	lineNo []int // lineBatch.lineNo
+	last   int   // lineBatch.last
+	offset int64 // lineBatch.offset
+	err    error
 }
 
 // prepareBatches waits for each batch to be parsed, in order, and starts the store
@@ -153,7 +177,7 @@ func prepareBatches(ctx context.Context, s *store.Store, batches <-chan *lineBat
 		case <-ctx.Done():
 			return
 		}
-		r := preparedBatch{last: b.last, err: b.err}
+		r := preparedBatch{lineNo: b.lineNo, last: b.last, offset: b.offset, err: b.err}
 		if b.err == nil && len(b.bodies) > 0 {
 			r.batch = s.Prepare(b.bodies)
 		}
@@ -191,10 +215,11 @@ func readBatches(ctx context.Context, in io.Reader, batches, toParse chan<- *lin
 		}
 		return true
 	}
-	b, line := newBatch(), 0
+	b, line, offset := newBatch(), 0, int64(0)
 	for sc.Scan() {
 		line++
-		b.last = line
+		offset += int64(len(sc.Bytes())) + 1 // the newline, or the end of the input
+		b.last, b.offset = line, offset
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
@@ -205,6 +230,7 @@ func readBatches(ctx context.Context, in io.Reader, batches, toParse chan<- *lin
 				return
 			}
 			b = newBatch()
+			b.last, b.offset = line, offset // as far as the input is read, lines or not
 		}
 	}
 	if err := sc.Err(); err != nil {

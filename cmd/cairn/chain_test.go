@@ -11,11 +11,11 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
-const testSecretHex = clitest.SecretHex
+const testSecretHex = cmdtest.SecretHex
 
 func TestChainCommands(t *testing.T) {
 	dir := t.TempDir()
@@ -26,7 +26,7 @@ func TestChainCommands(t *testing.T) {
 		return out, cmdutil.ExitCode(err)
 	}
 
-	if out, code := chain("chain", "seal", "--file", clitest.SpansFile(t, dir, 25)); code != cmdutil.ExitOK || !strings.Contains(out, "sealed 25 spans") {
+	if out, code := chain("chain", "seal", "--file", cmdtest.SpansFile(t, dir, 25)); code != cmdutil.ExitOK || !strings.Contains(out, "sealed 25 spans") {
 		t.Fatalf("seal: exit %d\n%s", code, out)
 	}
 	if out, code := chain("chain", "stats"); code != cmdutil.ExitOK || !strings.Contains(out, "entries         25") {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -91,7 +91,7 @@ func BenchmarkVerifyCommand200k(b *testing.B) {
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
 		cmd.SetArgs([]string{"chain", "verify", "--full", "--db", path, "--secret-hex", testSecretHex})
-		if err := cmd.ExecuteContext(clitest.Context(b.Context())); err != nil {
+		if err := cmd.ExecuteContext(cmdtest.Context(b.Context())); err != nil {
 			b.Fatalf("%v\n%s", err, out.String())
 		}
 	}

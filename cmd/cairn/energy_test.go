@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
@@ -116,20 +116,20 @@ func TestEnergyCommands(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			sum := energySummary(t, db, tc.args...)
-			if *sum.TotalCalls != 3 || !clitest.CloseTo(*sum.TotalWh, wh) || !clitest.CloseTo(*sum.TotalCO2Grams, tc.co2) {
+			if *sum.TotalCalls != 3 || !cmdtest.CloseTo(*sum.TotalWh, wh) || !cmdtest.CloseTo(*sum.TotalCO2Grams, tc.co2) {
 				t.Errorf("totals %d, %v Wh, %v g; want 3, %v, %v", *sum.TotalCalls, *sum.TotalWh, *sum.TotalCO2Grams, wh, tc.co2)
 			}
-			if m := sum.ByModel["gpt-4o"]; *m.Calls != 1 || !clitest.CloseTo(*m.Wh, 0.005) {
+			if m := sum.ByModel["gpt-4o"]; *m.Calls != 1 || !cmdtest.CloseTo(*m.Wh, 0.005) {
 				t.Errorf("by_model[gpt-4o] %v Wh, %d calls", *m.Wh, *m.Calls)
 			}
-			if r := sum.ByRegion["lab"]; *r.Calls != 1 || !clitest.CloseTo(*r.CO2Grams, tc.lab) {
+			if r := sum.ByRegion["lab"]; *r.Calls != 1 || !cmdtest.CloseTo(*r.CO2Grams, tc.lab) {
 				t.Errorf("by_region[lab] %v g, want %v", *r.CO2Grams, tc.lab)
 			}
 		})
 	}
 	// The environment sets the overrides as the flag does.
 	t.Setenv("CAIRN_INTENSITY_OVERRIDES", "lab=10")
-	if sum := energySummary(t, db); !clitest.CloseTo(*sum.ByRegion["lab"].CO2Grams, 0.0015/1000*10) {
+	if sum := energySummary(t, db); !cmdtest.CloseTo(*sum.ByRegion["lab"].CO2Grams, 0.0015/1000*10) {
 		t.Errorf("CAIRN_INTENSITY_OVERRIDES: by_region[lab] %v g", *sum.ByRegion["lab"].CO2Grams)
 	}
 	t.Setenv("CAIRN_INTENSITY_OVERRIDES", "")
@@ -162,7 +162,7 @@ func TestEnergyCommands(t *testing.T) {
 			t.Fatalf("backfill: %q, %v; want %q", out, err, want)
 		}
 	}
-	if sum := energySummary(t, db); *sum.TotalCalls != 3 || !clitest.CloseTo(*sum.TotalCO2Grams, co2East+co2Lab) {
+	if sum := energySummary(t, db); *sum.TotalCalls != 3 || !cmdtest.CloseTo(*sum.TotalCO2Grams, co2East+co2Lab) {
 		t.Fatalf("summary after backfill: %d calls, %v g", *sum.TotalCalls, *sum.TotalCO2Grams)
 	}
 
@@ -194,7 +194,7 @@ func TestEnergySummaryDefaultRegion(t *testing.T) {
 		if region != "" {
 			args = append(args, region)
 		}
-		if sum := energySummary(t, db, args...); *sum.TotalCalls != 1 || !clitest.CloseTo(*sum.TotalCO2Grams, wantG) {
+		if sum := energySummary(t, db, args...); *sum.TotalCalls != 1 || !cmdtest.CloseTo(*sum.TotalCO2Grams, wantG) {
 			t.Errorf("%v: %d calls, %v g; want %.8f g", args, *sum.TotalCalls, *sum.TotalCO2Grams, wantG)
 		}
 	}
@@ -224,14 +224,14 @@ func TestServeIntensityOverrides(t *testing.T) {
 		`{"model":"gpt-4o","tokens":1000,"region":"on-prem"}`: 0.0001,
 		`{"model":"gpt-4o","tokens":1000}`:                    0.0005,
 	} {
-		if status := clitest.PostJSON(t, base+"/api/energy/estimate", "", body, &est); status != http.StatusOK ||
-			!clitest.CloseTo(est.Wh, 0.005) || !clitest.CloseTo(est.CO2Grams, want) {
+		if status := cmdtest.PostJSON(t, base+"/api/energy/estimate", "", body, &est); status != http.StatusOK ||
+			!cmdtest.CloseTo(est.Wh, 0.005) || !cmdtest.CloseTo(est.CO2Grams, want) {
 			t.Errorf("%s: %d %+v, want %v g", body, status, est, want)
 		}
 	}
-	status, body := clitest.GetURL(t, base+"/api/energy/summary", "")
+	status, body := cmdtest.GetURL(t, base+"/api/energy/summary", "")
 	var sum energyTotals
-	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.TotalCO2Grams == nil || !clitest.CloseTo(*sum.TotalCO2Grams, 0.0001) {
+	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.TotalCO2Grams == nil || !cmdtest.CloseTo(*sum.TotalCO2Grams, 0.0001) {
 		t.Errorf("summary: %d %s", status, body)
 	}
 }

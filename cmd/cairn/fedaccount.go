@@ -13,6 +13,7 @@ import (
 
 func newFederationWithdrawCommand(fo *federationOptions) *cobra.Command {
 	var opFlags operatorFlags
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "withdraw",
 		Short: "Withdraw the operator from the federation, for good",
@@ -21,8 +22,12 @@ with its current key and send it. The federation logs the withdrawal and accepts
 submissions from the operator; its receipts stay readable. An operator ID is never
 registered again, nor is any key it held.
 
-Exit status: 0 withdrawn, 1 refused or the federation could not be reached, 2 the
-arguments are wrong.`,
+It cannot be undone, so on a terminal it asks you to type the operator ID first; --yes
+skips the question. Without a terminal (a script, a pipe) it needs --yes and never reads a
+confirmation from standard input.
+
+Exit status: 0 withdrawn, 1 refused, not confirmed, or the federation could not be
+reached, 2 the arguments are wrong (no terminal and no --yes).`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := fo.connect(cmd, &opFlags)
@@ -30,6 +35,14 @@ arguments are wrong.`,
 				return err
 			}
 			defer s.close()
+			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+				return err
+			}
+			if !yes {
+				if err := cmdutil.ConfirmIrreversible(cmd, fmt.Sprintf("Withdraw %s from %s for good: it can never submit or register again.", s.op.id, s.service), s.op.id); err != nil {
+					return err
+				}
+			}
 			res, err := s.client.Withdraw(s.ctx)
 			if err != nil {
 				return err
@@ -42,6 +55,7 @@ arguments are wrong.`,
 		},
 	}
 	opFlags.add(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "withdraw without asking for confirmation")
 	return cmd
 }
 
@@ -72,6 +86,9 @@ are wrong.`,
 				return err
 			}
 			defer s.close()
+			if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+				return err
+			}
 			service, op := s.service, s.op
 			if newKey.Equal(op.key) {
 				return cmdutil.UsageError{Err: errors.New("--new-private-key is the operator's current key")}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/audit"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -29,35 +30,66 @@ type auditOptions struct {
 	receipt string
 	exports []string
 	log     string
+	records string
+	fetchTo string
+	// fetch reads the federation's records of r's participants (fedaudit_records.go).
+	fetch func(ctx context.Context, r *protocol.Receipt, t audit.Trust) (*audit.Records, error)
 }
 
 func newFederationAuditCommand(fo *federationOptions) *cobra.Command {
 	o := &auditOptions{}
 	cmd := &cobra.Command{
-		Use:   "audit --receipt RECEIPT --export E1.json [--export E2.json ...] [--log URL]",
+		Use:   "audit --receipt RECEIPT --export E1.json [--export E2.json ...] [--records FILE | --fetch-records FILE] [--log URL]",
 		Short: "Audit an anchor: its receipt, the participants' exports and its log entry",
 		Long: `Audit a cross-anchor as an outsider, with the participants' exports:
 
   - the receipt verifies, as cairn federation verify checks it, under --federation-key or
     the pinned key;
   - each export verifies under the key that signed it (every body hash, link, the Merkle
-    root and the signature), that key's operator is a participant of the anchor, and the
-    export's chain_signature is the one the receipt binds for it;
+    root and the signature: its own checks, chain_signature among them);
+  - participant: the export's key is a participant's. An operator ID is the hash of the
+    registered key; an operator that rotated its key signs with a key of another ID, which
+    the federation's records tie to it (below);
+  - bound_by_receipt: the receipt binds the export's chain_signature for its operator; or
+    covered_by_later_export: the export ends before the head the receipt binds, and leads
+    (each later export's signed header starting where the one before ends) to an export
+    given whose chain_signature the receipt binds. An earlier segment given alone is
+    explained: where it ends, and, with the records, the seq the receipt binds;
   - online, when --log or the receipt's tlog_url answers: the log's entry at the receipt's
     index is read afresh, its inclusion proved against the log's current checkpoint, and
     its record checked: the SHA-512 of the cross-anchor hash, the federation key, its
     signature. A log that does not answer, or a receipt with no tlog_url (its federation
     had no public URL), skips this check, unless --log names the log.
 
-Participants without an export are listed as not audited. --log is the log's base URL: a
-Rekor server, or a federation's <public URL>/federation/log, as the receipt's tlog_url is.
+The federation's records: --fetch-records FILE reads, from --service and its log, each
+participant's key history (GET /federation/operator/{id}/keys) with the log's proof of
+each rotation record, and its submissions, and writes them to FILE; --records FILE audits
+with them later, offline. A rotated key counts only when its key_rotation record is in
+the log (inclusion proved under the log key the receipt names), signed by the federation
+key the audit trusts (or the one that signed the receipt), moves from the operator's
+previous key to this one, and, when the federation kept the operator's statement, is
+signed by the retired key and the new one. The submissions only explain, never pass.
 
-Exit status: 0 every check holds, 3 one does not, 1 an input cannot be read or is
-malformed, 2 the arguments are wrong.`,
+The verdict: PASSED when every check holds and none was left out; PARTIAL when none
+failed but some were not made (a participant without an export, a log not read): the
+summary says how many and they are listed as skip; FAILED otherwise. --log is the log's
+base URL: a Rekor server, or a federation's <public URL>/federation/log.
+
+Exit status: 0 passed or partial, 3 a check does not hold, 1 an input cannot be read or
+is malformed, 2 the arguments are wrong.
+
+Example:
+  cairn federation audit --service https://federation.example.com --receipt anchor-20261125-001.json \
+    --export acme.json --export globex.json --fetch-records records.json
+  cairn federation audit --federation-key federation.pem --receipt anchor-20261125-001.json \
+    --export acme.json --export globex.json --records records.json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.receipt == "" || len(o.exports) == 0 {
 				return cmdutil.UsageError{Err: errors.New("--receipt and at least one --export are required")}
+			}
+			if o.records != "" && o.fetchTo != "" {
+				return cmdutil.UsageError{Err: errors.New("give --records FILE (offline) or --fetch-records FILE, not both")}
 			}
 			keys, err := fo.trusted(o.trust)
 			if err != nil {
@@ -65,49 +97,28 @@ malformed, 2 the arguments are wrong.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), fo.timeout)
 			defer cancel()
+			o.fetch = func(ctx context.Context, r *protocol.Receipt, t audit.Trust) (*audit.Records, error) {
+				return o.fetchRecords(ctx, cmd, fo, r, t)
+			}
 			a, err := o.audit(ctx, cmd.InOrStdin(), keys)
 			if err != nil {
 				return err
 			}
-			return a.print(cmd.OutOrStdout(), fo.json)
+			return printAudit(cmd.OutOrStdout(), a, fo.json)
 		},
 	}
 	o.trust.add(cmd)
 	cmd.Flags().StringVar(&o.receipt, "receipt", "", "the anchor's receipt (- for standard input)")
 	cmd.Flags().StringArrayVar(&o.exports, "export", nil, "a participant's export of the anchored segment (repeat for each)")
 	cmd.Flags().StringVar(&o.log, "log", "", "base URL of the transparency log (default: from the receipt's tlog_url)")
+	cmd.Flags().StringVar(&o.records, "records", "", "the federation's records of the participants, as --fetch-records wrote them: read offline")
+	cmd.Flags().StringVar(&o.fetchTo, "fetch-records", "", "read the federation's records of the participants (key histories with their log proofs, submissions) "+
+		"from --service and the log, write them to this file and audit with them")
 	return cmd
 }
 
-// auditCheck is one line of an audit.
-type auditCheck struct {
-	Subject string `json:"subject"`
-	protocol.Check
-	err error
-}
-
-// auditReport is every check of an audit.
-type auditReport struct {
-	AnchorID string       `json:"anchor_id,omitempty"`
-	Passed   bool         `json:"passed"`
-	Checks   []auditCheck `json:"checks"`
-}
-
-func (a *auditReport) add(subject string, c protocol.Check, err error) {
-	a.Checks = append(a.Checks, auditCheck{Subject: subject, Check: c, err: err})
-}
-
-func (a *auditReport) pass(subject, name, detail string) {
-	a.add(subject, protocol.Check{Name: name, OK: true, Detail: detail}, nil)
-}
-
-func (a *auditReport) skip(subject, name, detail string) {
-	a.add(subject, protocol.Check{Name: name, Skipped: true, Detail: detail}, nil)
-}
-
-func (a *auditReport) fail(subject, name string, err error) {
-	a.add(subject, protocol.Check{Name: name, Detail: err.Error()}, err)
-}
+// auditReport is every check of an audit (pkg/audit).
+type auditReport = audit.Report
 
 // audit runs every check; it returns an error only for a receipt it cannot read.
 func (o *auditOptions) audit(ctx context.Context, stdin io.Reader, keys *trustedKeys) (*auditReport, error) {
@@ -115,51 +126,48 @@ func (o *auditOptions) audit(ctx context.Context, stdin io.Reader, keys *trusted
 	if err != nil {
 		return nil, err
 	}
-	a := &auditReport{Checks: []auditCheck{}}
+	a := &auditReport{Checks: []audit.Check{}}
 	rep, rerr := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: keys.federation, LogKey: keys.log})
 	for i, c := range rep.Checks {
 		var err error
 		if !c.OK && !c.Skipped && i == len(rep.Checks)-1 {
 			err = rerr
 		}
-		a.add("receipt "+o.receipt, c, err)
+		a.Add("receipt "+o.receipt, c, err)
 	}
 	if rep.Receipt == nil { // unreadable: nothing to audit the exports against
 		return a, nil
 	}
 	r := rep.Receipt
 	a.AnchorID = r.AnchorID
-	bound := make(map[string]string, len(r.ParticipatingOperators)) // operator ID -> chain_signature
-	for _, p := range r.ParticipatingOperators {
-		bound[p.OperatorID] = p.ChainSignature
-	}
-	audited := map[string]bool{}
+	var exports []audit.Export
 	for _, path := range o.exports {
-		if id := auditExport(a, path, bound); id != "" {
-			audited[id] = true
+		if e := readAuditExport(a, path); e != nil {
+			exports = append(exports, *e)
 		}
 	}
-	for _, p := range r.ParticipatingOperators {
-		if !audited[p.OperatorID] {
-			a.skip(p.OperatorID, "export", "not audited: no export of this participant was given")
-		}
+	t := auditTrust(r, rerr, keys)
+	recs, err := o.loadRecords(ctx, r, t)
+	if err != nil {
+		return nil, err
 	}
+	a.Exports(r, exports, recs, t)
 	if rerr == nil {
 		o.auditLog(ctx, a, r, keys.log)
 	} else {
-		a.skip("log", "tlog_entry", "not read: the receipt does not verify")
+		a.Skip("log", "tlog_entry", "not read: the receipt does not verify")
 	}
 	return a, nil
 }
 
-// auditExport checks the export at path against the receipt's participants and returns
-// the operator it belongs to ("" when it belongs to none).
-func auditExport(a *auditReport, path string, bound map[string]string) string {
+// readAuditExport verifies the export at path under the key that signed it and returns
+// it; nil (with the failure in a) when it does not verify.
+func readAuditExport(a *auditReport, path string) *audit.Export {
 	subject := "export " + path
 	f, err := os.Open(path)
 	if err != nil {
-		a.fail(subject, "read", err)
-		return ""
+		a.Fail(subject, "read", err)
+		return nil
 	}
 	defer func() { _ = f.Close() }()
 	// No key is trusted yet: the receipt, under the federation's key, says which
@@ -171,34 +179,21 @@ func auditExport(a *auditReport, path string, bound map[string]string) string {
 		}
 		if rep != nil {
 			for _, c := range rep.Checks[:len(rep.Checks)-1] {
-				a.add(subject, c, nil)
+				a.Add(subject, c, nil)
 			}
 		}
-		a.fail(subject, "export", err)
-		return ""
+		a.Fail(subject, "export", err)
+		return nil
 	}
 	for _, c := range rep.Checks[:len(rep.Checks)-1] { // all but trusted_key, which the receipt settles
-		a.add(subject, c, nil)
+		a.Add(subject, c, nil)
 	}
 	signer, err := protocol.ParsePublicKeyPEM([]byte(rep.Envelope.Signature.PublicKey))
 	if err != nil { // verified above: cannot happen
-		a.fail(subject, "participant", err)
-		return ""
+		a.Fail(subject, "participant", err)
+		return nil
 	}
-	id := protocol.OperatorID(signer)
-	want, ok := bound[id]
-	if !ok {
-		a.fail(subject, "participant", fmt.Errorf("%w: the export is signed by %s, which is no participant of the anchor (an operator that rotated its key signs with a key whose ID is not its own)", protocol.ErrKeyNotTrusted, id))
-		return ""
-	}
-	a.pass(subject, "participant", id+" took part in the anchor")
-	if got := rep.Header.ChainSignature; got != want {
-		a.fail(subject, "chain_signature", &protocol.MismatchError{Field: "chain_signature", Want: want, Got: got})
-		return id
-	}
-	a.pass(subject, "chain_signature", fmt.Sprintf("the receipt binds this export's chain_signature (seq %d..%d, entry_count %d)",
-		rep.Header.FirstSeq, rep.Header.LastSeq, rep.Header.EntryCount))
-	return id
+	return &audit.Export{Subject: subject, Header: rep.Header, Signer: signer}
 }
 
 // auditLog reads the anchor's entry from its log afresh and checks it records the
@@ -206,19 +201,19 @@ func auditExport(a *auditReport, path string, bound map[string]string) string {
 func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol.Receipt, trustedLog crypto.PublicKey) {
 	const name = "tlog_entry"
 	if r.TLogLogIndex == nil || r.TLogURL == nil {
-		a.skip("log", name, "the receipt has no log entry yet")
+		a.Skip("log", name, "the receipt has no log entry yet")
 		return
 	}
 	key := trustedLog
 	if r.TLogPublicKeyPEM != nil {
 		var err error
 		if key, err = protocol.ParseLogPublicKeyPEM([]byte(*r.TLogPublicKeyPEM)); err != nil {
-			a.fail("log", name, err)
+			a.Fail("log", name, err)
 			return
 		}
 	}
 	if key == nil {
-		a.fail("log", name, fmt.Errorf("%w: a legacy receipt names no log key: pass --log-key", protocol.ErrNoTrustedKey))
+		a.Fail("log", name, fmt.Errorf("%w: a legacy receipt names no log key: pass --log-key", protocol.ErrNoTrustedKey))
 		return
 	}
 	base, rekor := logBase(*r.TLogURL)
@@ -226,29 +221,29 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 		base = o.log
 	}
 	if base == "" { // the federation had no publicURL when it signed the receipt
-		a.skip("log", name, "the receipt names no log URL: audited offline (pass --log to read the entry)")
+		a.Skip("log", name, "the receipt names no log URL: audited offline (pass --log to read the entry)")
 		return
 	}
 	entry, err := readLogEntry(ctx, base, rekor, *r.TLogLogIndex, key)
 	switch {
 	case errors.Is(err, tlog.ErrUnavailable) && o.log == "":
-		a.skip("log", name, fmt.Sprintf("the log at %s did not answer (%v): audited offline", base, err))
+		a.Skip("log", name, fmt.Sprintf("the log at %s did not answer (%v): audited offline", base, err))
 		return
 	case err != nil:
-		a.fail("log", name, err)
+		a.Fail("log", name, err)
 		return
 	}
 	fresh := *r
 	if fresh.TLogEntry, err = json.Marshal(&entry.Bundle); err != nil {
-		a.fail("log", name, err)
+		a.Fail("log", name, err)
 		return
 	}
 	if err := protocol.VerifyReceiptLog(&fresh, protocol.LogVerifyOptions{Key: key, AllowMissingSET: !rekor}); err != nil {
-		a.fail("log", name, err)
+		a.Fail("log", name, err)
 		return
 	}
 	logID, _ := protocol.LogID(key)
-	a.pass("log", name, fmt.Sprintf("log %s holds the anchor at index %d, proved against its checkpoint of %d entries read now from %s",
+	a.Pass("log", name, fmt.Sprintf("log %s holds the anchor at index %d, proved against its checkpoint of %d entries read now from %s",
 		logID, entry.Index, entry.Bundle.Verification.InclusionProof.TreeSize, base))
 }
 
@@ -285,40 +280,41 @@ func readLogEntry(ctx context.Context, base string, rekor bool, index int64, key
 	return tlog.ReadURLEntry(ctx, u, hc, index, key)
 }
 
-// print writes the checks as a table or JSON and returns the audit's verdict as an error.
-func (a *auditReport) print(w io.Writer, asJSON bool) error {
+// printAudit writes the checks as a table or JSON and returns the audit's verdict as an
+// error: a failure exits 3; a partial audit exits 0 but never says PASSED.
+func printAudit(w io.Writer, a *auditReport, asJSON bool) error {
+	a.Finish()
 	var failed error
-	failures := 0
 	for _, c := range a.Checks {
-		if !c.OK && !c.Skipped {
-			failures++
-			if c.err != nil && (failed == nil || cmdutil.ExitCode(c.err) == cmdutil.ExitMismatch) {
-				failed = c.err
-			}
+		if !c.OK && !c.Skipped && c.Err != nil && (failed == nil || cmdutil.ExitCode(c.Err) == cmdutil.ExitMismatch) {
+			failed = c.Err
 		}
 	}
-	if failures > 0 && failed == nil {
+	if a.Failures > 0 && failed == nil {
 		failed = protocol.ErrMismatch
 	}
-	a.Passed = failures == 0
 	if asJSON {
 		if err := cmdutil.WriteJSON(w, a); err != nil {
 			return err
 		}
 	} else {
 		var b strings.Builder
-		for i, c := range a.Checks {
-			if i == 0 || a.Checks[i-1].Subject != c.Subject {
-				b.WriteString(c.Subject + "\n")
+		var subjects []string // in order of first appearance
+		bySubject := map[string][]protocol.Check{}
+		for _, c := range a.Checks {
+			if _, ok := bySubject[c.Subject]; !ok {
+				subjects = append(subjects, c.Subject)
 			}
-			b.WriteString("  ")
-			cmdutil.WriteChecks(&b, []protocol.Check{c.Check})
+			bySubject[c.Subject] = append(bySubject[c.Subject], c.Check)
 		}
-		if a.Passed {
-			fmt.Fprintf(&b, "AUDIT PASSED  %s: every check holds\n", a.AnchorID)
-		} else {
-			fmt.Fprintf(&b, "AUDIT FAILED  %s: %d checks do not hold\n", a.AnchorID, failures)
+		for _, s := range subjects {
+			b.WriteString(s + "\n")
+			for _, c := range bySubject[s] {
+				b.WriteString("  ")
+				cmdutil.WriteChecks(&b, []protocol.Check{c})
+			}
 		}
+		b.WriteString(a.Summary() + "\n")
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}

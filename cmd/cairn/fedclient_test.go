@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -148,7 +148,7 @@ func TestRegisterDryRunSendsNothing(t *testing.T) {
 }
 
 // TestSubmitDryRunPostsNothing: submit --dry-run --export sends no request at all;
-// --dry-run --db reads the last accepted seq and posts nothing.
+// --dry-run --db reads the federation's keys and the last accepted seq and posts nothing.
 func TestSubmitDryRunPostsNothing(t *testing.T) {
 	f := newFakeFederation(t)
 	f.routes["GET /federation/operator/"] = nil
@@ -158,7 +158,7 @@ func TestSubmitDryRunPostsNothing(t *testing.T) {
 		writeJSON(w, http.StatusOK, map[string]any{"operator_id": id, "submissions": []map[string]any{{"last_seq": 2}}})
 	}
 	db := filepath.Join(dir, "chain.db")
-	if out, err := runCairn(t, "chain", "seal", "--file", clitest.SpansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
+	if out, err := runCairn(t, "chain", "seal", "--file", cmdtest.SpansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
 		t.Fatalf("seal: %v\n%s", err, out)
 	}
 	export := filepath.Join(dir, "export.json")
@@ -178,8 +178,9 @@ func TestSubmitDryRunPostsNothing(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"first_seq": 3`) || !strings.Contains(out, `"last_seq": 5`) {
 		t.Fatalf("submit --dry-run --db: %v\n%s", err, out)
 	}
-	if n, reads := f.requests(""), f.requests("GET /federation/operator/"+id); n != 1 || reads != 1 {
-		t.Fatalf("submit --dry-run --db sent %d requests (%d reads of the operator), want the one read", n, reads)
+	// The keys are checked before the read (and pinned by no dry run).
+	if n, reads, keys := f.requests(""), f.requests("GET /federation/operator/"+id), f.requests("GET /federation/status"); n != 2 || reads != 1 || keys != 1 {
+		t.Fatalf("submit --dry-run --db sent %d requests (%d reads of the operator, %d of the keys), want those two reads", n, reads, keys)
 	}
 }
 

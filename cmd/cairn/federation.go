@@ -46,8 +46,11 @@ audit anchors offline.
 The federation is --service, else CAIRN_FEDERATION_URL, else the one this machine last
 registered with. Registration records the operator (its ID and the path of its private
 key) and pins the federation's public key and its log's key in
-<config-dir>/federations/<host>/, as ssh pins a host's key: answers signed by another key
-are refused until a command is run with --trust-new-key.`,
+<config-dir>/federations/<host>/, as ssh pins a host's key; an operator registered the
+GitOps way, or an auditor, pins them with cairn federation trust. Every command that
+talks to a federation checks the keys it presents against the pins before sending
+anything else: other keys are refused until they are pinned again (cairn federation
+trust, or --trust-new-key).`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.service, "service", "", "base URL of the federation (default: the one this machine registered with)")
@@ -56,7 +59,8 @@ are refused until a command is run with --trust-new-key.`,
 	pf.DurationVar(&o.timeout, "timeout", o.timeout, "give up on the federation after this long")
 	cmd.AddCommand(newFederationVerifyCommand(o), newFederationRegisterCommand(o), newFederationStatusCommand(o),
 		newFederationSubmitCommand(o), newFederationReceiptsCommand(o), newFederationWithdrawCommand(o),
-		newFederationRotateKeyCommand(o), newFederationRenameCommand(o), newFederationAuditCommand(o))
+		newFederationRotateKeyCommand(o), newFederationRenameCommand(o), newFederationAuditCommand(o),
+		newFederationTrustCommand(o))
 	return cmd
 }
 
@@ -98,7 +102,7 @@ func (o *federationOptions) connect(cmd *cobra.Command, opFlags *operatorFlags) 
 		return nil, err
 	}
 	s := &session{service: service}
-	var opts []client.Option
+	opts := []client.Option{sayRetries(cmd.ErrOrStderr())}
 	if opFlags != nil {
 		if s.op, err = o.operator(service, *opFlags); err != nil {
 			return nil, err
@@ -170,34 +174,6 @@ func loadPrivateKey(path string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("private key %s: %w", path, err)
 	}
 	return key, nil
-}
-
-// currentPins asks the federation which keys it presents now and checks them against the
-// pins of service. A changed key is an error wrapping clientconfig.ErrKeyChanged, unless
-// trustNew is set: then the presented keys are pinned (as they are when nothing was
-// pinned and trustNew is set). The pins returned are nil only when nothing is pinned.
-func (o *federationOptions) currentPins(ctx context.Context, c *client.Client, service string, trustNew bool, say func(string)) (*clientconfig.Pins, error) {
-	st, err := c.Status(ctx)
-	if err != nil {
-		return nil, err
-	}
-	presented := clientconfig.PresentedKeys(st)
-	pins, err := o.dir().CheckPins(service, presented)
-	var changed *clientconfig.KeyChangedError
-	switch {
-	case errors.As(err, &changed) && trustNew:
-		say(fmt.Sprintf("trusting the new %s key of %s: %s (was %s)", changed.Which, changed.Host, changed.Presented, changed.Pinned))
-	case err != nil:
-		return nil, err
-	case pins == nil && trustNew:
-		say("pinning the keys " + service + " presents")
-	default:
-		return pins, nil
-	}
-	if err := o.dir().SavePins(service, presented); err != nil {
-		return nil, err
-	}
-	return o.dir().Pins(service)
 }
 
 // trustFlags name the keys an offline check trusts; empty flags default to the pins.

@@ -48,7 +48,8 @@ under the keys the kept copy names). A logged receipt, the operator's copy of th
 proof, is never replaced by a pending one; the command says so (KEPT) and exits 3.
 
 The federation's current keys are checked against the pins first: another key is refused
-unless --trust-new-key is given, which pins the new one.
+unless --trust-new-key is given, which pins the new one (cairn federation trust shows
+them first); with nothing pinned, the keys presented are pinned (trust on first use).
 
 Exit status: 0 every receipt verified and was written (or was unchanged), 3 one or more
 did not verify, named a kept anchor's ID or was weaker than the kept copy (the others were
@@ -100,8 +101,7 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	defer s.close()
 	ctx, c := s.ctx, s.client
-	say := func(line string) { _, _ = fmt.Fprintln(cmd.ErrOrStderr(), line) }
-	if _, err := fo.currentPins(ctx, c, s.service, o.trustNewKey, say); err != nil {
+	if _, err := fo.checkPins(cmd, s, pinPolicy(o.trustNewKey)); err != nil {
 		return err
 	}
 	keys, err := fo.trusted(o.trust)

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/clientconfig"
+
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -68,6 +70,9 @@ func (o *renameOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 		return err
 	}
 	defer s.close()
+	if _, err := fo.checkPins(cmd, s, clientconfig.TrustOnFirstUse); err != nil {
+		return err
+	}
 	res, err := s.client.Rename(s.ctx, o.org, o.contact)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 			pinned := "not pinned"
 			pins, pinErr := fo.dir().CheckPins(service, clientconfig.PresentedKeys(st))
 			switch {
-			case errors.Is(pinErr, clientconfig.ErrKeyChanged) && trustNewKey:
+			case trustNewKey && (errors.Is(pinErr, clientconfig.ErrKeyChanged) || pinErr == nil && pins == nil):
 				if err := fo.dir().SavePins(service, clientconfig.PresentedKeys(st)); err != nil {
 					return err
 				}
@@ -67,7 +67,7 @@ Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
+	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing any pinned ones (cairn federation trust shows them and asks first)")
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/client"
@@ -31,6 +32,7 @@ type submitOptions struct {
 	saveExport  string
 	withEntries bool
 	dryRun      bool
+	trustNewKey bool
 	sidecars    []string
 }
 
@@ -56,8 +58,16 @@ guessed from the file's extension when not given (application/octet-stream other
 export and its sidecars go as one multipart request, all of it bound by the token; the
 federation stores and lists them, but does not verify them, and they cannot be added later.
 
+Before anything else, the keys the federation presents are checked against those pinned
+for it (at registration, or by cairn federation trust): other keys are refused, and
+nothing is exported or sent, unless --trust-new-key is given; with nothing pinned, the
+keys presented are pinned and shown (trust on first use).
+
 --dry-run posts nothing: it prints the header that would be sent (with --db it still asks
-the federation for the last accepted seq, a read).
+the federation for its keys and the last accepted seq, reads, and pins nothing).
+
+With --json the federation's answer is printed; when there is nothing new to submit, a
+document saying so ("submitted": false, "last_accepted_seq").
 
 Exit status: 0 accepted, or nothing new to submit; 1 refused, or the federation could not
 be reached; 2 the arguments are wrong.`,
@@ -75,6 +85,7 @@ be reached; 2 the arguments are wrong.`,
 	f.StringVar(&o.saveExport, "save-export", "", "with --db: keep the export sent in this file")
 	f.BoolVar(&o.withEntries, "with-entries", false, "with --db: include the entries, not only the signed header")
 	f.BoolVar(&o.dryRun, "dry-run", false, "post nothing: print the header that would be sent")
+	f.BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
 	f.StringArrayVar(&o.sidecars, "sidecar", nil, "FILE[:media/type]: an attestation sidecar to send with the export (repeatable, at most 8 of 1 MiB)")
 	return cmd
 }
@@ -99,11 +110,23 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	defer s.close()
 	ctx, c, op := s.ctx, s.client, s.op
+	if !o.dryRun || fromDB { // a dry run of a file sends nothing, so it checks nothing
+		policy := pinPolicy(o.trustNewKey)
+		if o.dryRun {
+			policy = clientconfig.CheckOnly
+		}
+		if _, err := fo.checkPins(cmd, s, policy); err != nil {
+			return err
+		}
+	}
 
 	path := o.export
 	if fromDB {
-		var done bool
-		if path, done, err = o.exportSegment(ctx, cmd, c, op); err != nil || done {
+		var nothing *nothingToSubmit
+		if path, nothing, err = o.exportSegment(ctx, cmd, c, op); err != nil || nothing != nil {
+			if err == nil && fo.json {
+				return cmdutil.WriteJSON(cmd.OutOrStdout(), nothing)
+			}
 			return err
 		}
 		if o.saveExport == "" {
@@ -134,38 +157,48 @@ func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	return err
 }
 
+// nothingToSubmit is what submit --json prints when the federation has the whole chain.
+type nothingToSubmit struct {
+	Submitted       bool   `json:"submitted"` // always false
+	OperatorID      string `json:"operator_id"`
+	LastAcceptedSeq int64  `json:"last_accepted_seq"`
+	Message         string `json:"message"`
+}
+
 // exportSegment exports the chain's entries after the operator's last accepted seq to a
-// file and returns its path; done is true (and nothing is exported) when there are none.
-func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c *client.Client, op *actingOperator) (path string, done bool, err error) {
+// file and returns its path; nothing is not nil (and nothing is exported) when there are
+// none.
+func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c *client.Client, op *actingOperator) (path string, nothing *nothingToSubmit, err error) {
 	after, err := lastAcceptedSeq(ctx, c, op.id)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	s, err := o.chain.Open(true)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	defer func() { _ = s.Close() }()
 	head, err := s.LastSeq(ctx)
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	switch {
 	case head < after:
-		return "", false, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.DB, head, after, op.id)
+		return "", nil, fmt.Errorf("the chain in %s ends at seq %d, but the federation accepted seq %d from %s: a rewound or replaced chain", o.chain.DB, head, after, op.id)
 	case head == after:
-		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "nothing to submit: the federation has %s's chain through seq %d, where %s ends\n", op.id, after, o.chain.DB)
-		return "", true, err
+		msg := fmt.Sprintf("nothing to submit: the federation has %s's chain through seq %d, where %s ends", op.id, after, o.chain.DB)
+		_, err := fmt.Fprintln(cmd.ErrOrStderr(), msg)
+		return "", &nothingToSubmit{OperatorID: op.id, LastAcceptedSeq: after, Message: msg}, err
 	}
 	path = o.saveExport
 	if path == "" {
 		f, err := os.CreateTemp("", "cairn-submit-*.json")
 		if err != nil {
-			return "", false, err
+			return "", nil, err
 		}
 		path = f.Name()
 		if err := f.Close(); err != nil {
-			return "", false, err
+			return "", nil, err
 		}
 	}
 	bar := cmdutil.NewProgressBar(cmd.ErrOrStderr(), "export")
@@ -173,10 +206,10 @@ func (o *submitOptions) exportSegment(ctx context.Context, cmd *cobra.Command, c
 		HeaderOnly: !o.withEntries, Progress: bar.ProgressFunc()})
 	bar.Done()
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "exported seq %d..%d (entry_count %d) after the federation's seq %d\n", h.FirstSeq, h.LastSeq, h.EntryCount, after)
-	return path, false, err
+	return path, nil, err
 }
 
 // lastAcceptedSeq returns the highest last_seq of the operator's accepted submissions, 0
@@ -210,11 +243,11 @@ func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path st
 	if err != nil {
 		return nil, err
 	}
-	bar := cmdutil.NewProgressBar(stderr, "upload")
-	defer bar.Done()
+	bar := newTransferBar(stderr, "upload")
+	defer bar.done()
 	body := io.ReadSeeker(f)
 	if bar != nil {
-		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.Update}
+		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.update}
 	}
 	return c.SubmitWithSidecars(ctx, body, info.Size(), sidecars)
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestVerifyExportHeaderOnlySecretSaysWhatItChecked(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "chain.db")
-	if out, err := runCairn(t, "chain", "seal", "--file", clitest.SpansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
+	if out, err := runCairn(t, "chain", "seal", "--file", cmdtest.SpansFile(t, dir, 5), "--db", db, "--secret-hex", testSecretHex); err != nil {
 		t.Fatalf("seal: %v\n%s", err, out)
 	}
 	keys := filepath.Join(dir, "keys")

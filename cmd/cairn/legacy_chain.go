@@ -106,26 +106,27 @@ func isLegacyChain(path string) (bool, error) {
 }
 
 // verifyLegacyChain verifies a BIJOTEL chain file in full over the flags' window, with
-// the secret, which is required: the original has no keyless verification.
-func verifyLegacyChain(cmd *cobra.Command, o *cmdutil.ChainOptions, f *verifyWindowFlags) error {
+// the secret, which is required: the original has no keyless verification. The report
+// comes back with a failure too, saying how many rows passed.
+func verifyLegacyChain(cmd *cobra.Command, o *cmdutil.ChainOptions, f *verifyWindowFlags) (*legacydb.Report, error) {
 	w, err := f.legacyWindow()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	secret, err := o.Secret(true)
 	if err != nil {
-		return cmdutil.UsageError{Err: fmt.Errorf("%s is a BIJOTEL chain file, verified only with its HMAC secret (the original has no keyless mode): %w", o.DB, err)}
+		return nil, cmdutil.UsageError{Err: fmt.Errorf("%s is a BIJOTEL chain file, verified only with its HMAC secret (the original has no keyless mode): %w", o.DB, err)}
 	}
 	db, err := legacydb.Open(o.DB)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = db.Close() }()
 	rep, err := db.Verify(cmd.Context(), secret, w)
 	if err != nil {
-		return fmt.Errorf("BIJOTEL chain %s: %w", o.DB, err)
+		return rep, fmt.Errorf("BIJOTEL chain %s: %w", o.DB, err)
 	}
-	return printLegacyReport(cmd.OutOrStdout(), rep)
+	return rep, nil
 }
 
 // printLegacyReport prints a passed verification: "valid:" only when rows were checked.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/bijotel/bijoteltest"
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/bijotel"
 )
@@ -137,7 +137,7 @@ func TestChainVerifyWindowsOnCairnChains(t *testing.T) {
 		out, err := runCairn(t, append(append([]string{"chain"}, args...), "--db", db, "--secret-hex", testSecretHex)...)
 		return out, cmdutil.ExitCode(err)
 	}
-	if out, code := run("seal", "--file", clitest.SpansFile(t, dir, 25)); code != cmdutil.ExitOK {
+	if out, code := run("seal", "--file", cmdtest.SpansFile(t, dir, 25)); code != cmdutil.ExitOK {
 		t.Fatalf("seal: exit %d\n%s", code, out)
 	}
 	if out, code := run("verify", "--full", "--last", "5"); code != cmdutil.ExitOK || !strings.Contains(out, "valid: full verify of seq 21..25, 5 entries checked") {

@@ -13,8 +13,11 @@ import (
 
 // newRootCommand builds the cairn command tree, one group of commands per audience.
 func newRootCommand() *cobra.Command {
-	return cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
+	root := cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
 		newVersionCommand(), manager.NewCommand(), dev.NewDevCommand(), keygen.NewCommand(), newFederationCommand(),
 		newChainCommand(), analysis.NewExportCommand(), analysis.NewVerifyExportCommand(), analysis.NewRegressionCommand(), analysis.NewEnergyCommand(),
 		serve.NewCommand(), analysis.NewReplayCommand(), dev.NewDemoCommand())
+	root.Version = versionLine() // --version prints what `cairn version` does
+	root.SetVersionTemplate("{{.Version}}\n")
+	return root
 }

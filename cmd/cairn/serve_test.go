@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/api"
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/cli/keygen"
 	"github.com/cairn-dev/cairn/internal/cli/serve"
@@ -20,7 +20,7 @@ import (
 func TestChainServiceServesUntilCanceled(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "chain.db")
-	if _, err := runCairn(t, "chain", "seal", "--file", clitest.SpansFile(t, dir, 4), "--db", db, "--secret-hex", testSecretHex); err != nil {
+	if _, err := runCairn(t, "chain", "seal", "--file", cmdtest.SpansFile(t, dir, 4), "--db", db, "--secret-hex", testSecretHex); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := hex.DecodeString(testSecretHex)
@@ -41,13 +41,13 @@ func TestChainServiceServesUntilCanceled(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("serve ended before it listened: %v", err)
 	}
-	if status, body := clitest.GetURL(t, url+"/health", ""); status != http.StatusOK || !strings.Contains(body, `"db_exists":true`) {
+	if status, body := cmdtest.GetURL(t, url+"/health", ""); status != http.StatusOK || !strings.Contains(body, `"db_exists":true`) {
 		t.Errorf("/health: %d %s", status, body)
 	}
-	if status, _ := clitest.GetURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
+	if status, _ := cmdtest.GetURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
 		t.Errorf("/api/chain without the key: %d", status)
 	}
-	if status, body := clitest.GetURL(t, url+"/api/chain", "the-key"); status != http.StatusOK || !strings.Contains(body, `"total":4`) {
+	if status, body := cmdtest.GetURL(t, url+"/api/chain", "the-key"); status != http.StatusOK || !strings.Contains(body, `"total":4`) {
 		t.Errorf("/api/chain: %d %s", status, body)
 	}
 	cancel()
@@ -127,7 +127,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	base, done := startServe(t, ctx, "--db", db, "--secret-hex", testSecretHex, "--sign-key", filepath.Join(keys, keygen.PrivateKeyFile))
-	if status, body := clitest.GetURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
+	if status, body := cmdtest.GetURL(t, base+"/docs", ""); status != http.StatusOK || !strings.Contains(body, "<html") {
 		t.Errorf("/docs: %d", status)
 	}
 	cancel()

@@ -20,7 +20,7 @@ func newVersionCommand() *cobra.Command {
 			info := version.Get()
 			switch output {
 			case "":
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "cairn %s (%s, %s)\n", info.Version, info.GoVersion, info.Platform)
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 				return err
 			case "json":
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -33,4 +33,10 @@ func newVersionCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: empty for text, or json")
 	return cmd
+}
+
+// versionLine is what `cairn version` and `cairn --version` print.
+func versionLine() string {
+	info := version.Get()
+	return fmt.Sprintf("cairn %s (%s, %s)", info.Version, info.GoVersion, info.Platform)
 }

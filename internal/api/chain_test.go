@@ -58,8 +58,8 @@ func TestListEntries(t *testing.T) {
 	for _, q := range []string{"limit=-1", "limit=abc", "limit=1001", "limit=1.5", "limit=%2B3", "offset=-5", "offset=x", "offset=99999999999999999999999"} {
 		resp, body := f.do(http.MethodGet, "/api/chain?"+q, "", nil)
 		e := wantError(t, resp, body, http.StatusBadRequest, codeBadParameter)
-		if name, _, _ := strings.Cut(q, "="); !strings.Contains(e.Error, name) {
-			t.Errorf("%s: error %q does not name the parameter", q, e.Error)
+		if name, _, _ := strings.Cut(q, "="); !strings.Contains(e.Message, name) {
+			t.Errorf("%s: error %q does not name the parameter", q, e.Message)
 		}
 	}
 }
@@ -98,8 +98,8 @@ func TestGetEntry(t *testing.T) {
 	for _, seq := range []string{"13", "1000000", "9223372036854775807"} {
 		resp, body := f.do(http.MethodGet, "/api/chain/"+seq, "", nil)
 		e := wantError(t, resp, body, http.StatusNotFound, codeNotFound)
-		if !strings.Contains(e.Error, seq) {
-			t.Errorf("404 for %s does not name it: %q", seq, e.Error)
+		if !strings.Contains(e.Message, seq) {
+			t.Errorf("404 for %s does not name it: %q", seq, e.Message)
 		}
 	}
 	for _, seq := range []string{"0", "-1", "abc", "1e3", "%2B3", "3.0", "99999999999999999999"} {

@@ -169,15 +169,15 @@ func TestConsensusWithoutProvider(t *testing.T) {
 	resp, body := f.postJSON("/api/consensus/evaluate", `{"prompt":"hi","models":["a","b"]}`)
 	wantError(t, resp, body, http.StatusUnauthorized, codeUnauthorized)
 	resp, body = f.postJSON("/api/consensus/evaluate", `{"prompt":"hi","models":["a","b"]}`, auth...)
-	if e := wantError(t, resp, body, http.StatusServiceUnavailable, codeNoProvider); !strings.Contains(e.Error, "--consensus-url") {
-		t.Errorf("503 says %q", e.Error)
+	if e := wantError(t, resp, body, http.StatusServiceUnavailable, codeNoProvider); !strings.Contains(e.Message, "--consensus-url") {
+		t.Errorf("503 says %q", e.Message)
 	}
 	// Without default models a request must name its models.
 	chat := newChatServer(t, map[string]string{"a": "yes", "b": "yes"})
 	named := newFixture(t, 0, func(o *Options) { o.Consensus = evaluatorFor(t, chat) })
 	resp, body = named.postJSON("/api/consensus/evaluate", `{"prompt":"hi"}`)
-	if e := wantError(t, resp, body, http.StatusBadRequest, codeBadParameter); !strings.Contains(e.Error, "models") {
-		t.Errorf("400 says %q", e.Error)
+	if e := wantError(t, resp, body, http.StatusBadRequest, codeBadParameter); !strings.Contains(e.Message, "models") {
+		t.Errorf("400 says %q", e.Message)
 	}
 }
 

@@ -16,7 +16,9 @@
 // and the document are built from the same table and cannot disagree. A new group is one
 // routes_*.go file and one line in Server.groups.
 //
-// Every answer is JSON, errors included: {"error": "...", "code": "..."} with the status
+// Every answer is JSON, errors included, in the federation's error shape:
+// {"error": code, "message": "...", "code": code} (code repeats error for clients of
+// earlier releases), with the status
 // that fits (400 malformed input, 401 missing key, 403 a browser's request from a page
 // of another origin (crossorigin.go), 404, 405, 409, 413 body too large, 415 wrong or
 // missing content type, 500, 503 when no model provider is configured for consensus). Request bodies are capped, and unknown JSON fields are

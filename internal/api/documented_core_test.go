@@ -163,8 +163,8 @@ func TestCoreRoutesAnswerInTheDocumentedShape(t *testing.T) {
 		"policy rules": {method: http.MethodGet, path: "/api/policy/rules",
 			doc: `{"rules":[{"name":"n","mode":"deny"}],"total":9}`, values: map[string]any{"total": json.Number("9")}},
 		"layers": {method: http.MethodGet, path: "/api/layers",
-			doc:    `{"layers":[{"id":"chain","status":"active","note":"n"}],"total":12,"active":8,"available":3,"planned":1}`,
-			values: map[string]any{"total": json.Number("12"), "planned": json.Number("1")}},
+			doc:    `{"layers":[{"id":"chain","status":"active","note":"n"}],"total":12,"active":8,"available":4,"planned":0}`,
+			values: map[string]any{"total": json.Number("12"), "planned": json.Number("0")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

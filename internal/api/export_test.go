@@ -67,8 +67,8 @@ func TestExportDownloadVerifies(t *testing.T) {
 func TestExportRefusals(t *testing.T) {
 	noKey := newFixture(t, 3, func(o *Options) { o.SigningKey = nil })
 	resp, body := noKey.postJSON("/api/export", "")
-	if e := wantError(t, resp, body, http.StatusConflict, codeNoSigningKey); !strings.Contains(e.Error, "--sign-key") {
-		t.Errorf("the error does not say how to give a key: %q", e.Error)
+	if e := wantError(t, resp, body, http.StatusConflict, codeNoSigningKey); !strings.Contains(e.Message, "--sign-key") {
+		t.Errorf("the error does not say how to give a key: %q", e.Message)
 	}
 
 	empty := newFixture(t, 0, nil)
@@ -80,8 +80,8 @@ func TestExportRefusals(t *testing.T) {
 	broken := newFixture(t, 10, nil)
 	broken.tamper(`UPDATE chain SET span_kind = 'server' WHERE seq = 4`)
 	resp, body = broken.postJSON("/api/export", "")
-	if e := wantError(t, resp, body, http.StatusConflict, codeChainInvalid); !strings.Contains(e.Error, "seq 4") {
-		t.Errorf("the error does not name seq 4: %q", e.Error)
+	if e := wantError(t, resp, body, http.StatusConflict, codeChainInvalid); !strings.Contains(e.Message, "seq 4") {
+		t.Errorf("the error does not name seq 4: %q", e.Message)
 	}
 	if resp.Header.Get("Content-Disposition") != "" {
 		t.Error("a refused export was still offered as a download")
@@ -274,8 +274,8 @@ func TestVerifyExportUpload(t *testing.T) {
 			}
 			resp, out := tc.f.do(http.MethodPost, "/api/export/verify"+tc.query, ct, body, tc.headers...)
 			e := wantError(t, resp, out, tc.status, tc.code)
-			if strings.Contains(e.Error, "zz") {
-				t.Errorf("the error quotes the secret: %q", e.Error)
+			if strings.Contains(e.Message, "zz") {
+				t.Errorf("the error quotes the secret: %q", e.Message)
 			}
 		})
 	}

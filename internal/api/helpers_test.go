@@ -166,8 +166,8 @@ func wantError(t *testing.T, resp *answer, body []byte, status int, code string)
 	}
 	var e errorBody
 	decode(t, body, &e)
-	if e.Code != code || e.Error == "" {
-		t.Fatalf("error %+v, want code %q and a message", e, code)
+	if e.Error != code || e.Code != code || e.Message == "" {
+		t.Fatalf("error %+v, want error and code %q and a message", e, code)
 	}
 	return e
 }

@@ -103,7 +103,7 @@ func checkError(t *testing.T, rt bodyRoute, rec *httptest.ResponseRecorder, stat
 		return
 	}
 	var e errorBody
-	if err := json.Unmarshal(body, &e); err != nil || e.Code != code || e.Error == "" {
+	if err := json.Unmarshal(body, &e); err != nil || e.Error != code || e.Code != code || e.Message == "" {
 		t.Fatalf("%s %s (%s): %s, want the error JSON with code %q", rt.method, rt.path, rt.contentType, body, code)
 	}
 }

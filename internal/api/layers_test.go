@@ -70,9 +70,15 @@ func TestLayersFollowTheServersState(t *testing.T) {
 		"containment":       {layerActive, "code-safety rules"},
 		"consensus":         {layerAvailable, "--consensus-url"},
 		"replay":            {layerActive, "/api/replay/verify"},
-		"federation_client": {layerPlanned, "not built yet"},
+		"federation_client": {layerAvailable, "cairn federation submit"},
 		"dashboard":         {layerActive, "GET / serves the dashboard"},
 	})
+
+	// The federation client exists (the cairn federation commands): nothing may call it
+	// planned or unbuilt, as an earlier text did.
+	if l := getLayers(t, f, auth...)["federation_client"]; strings.Contains(l.Detail, "not built") || l.State == layerPlanned {
+		t.Errorf("federation_client: %s %q describes the client as not built", l.State, l.Detail)
+	}
 
 	// Entries with token counts make energy active; a saved run makes regression active.
 	f.seal(12)

@@ -118,7 +118,7 @@ func TestOpenAPISchemasMatchTheTypes(t *testing.T) {
 		"ReplayResult": {required: []string{"match", "original_hash", "replay_hash", "deterministic", "model_version", "reason",
 			"seq", "reason_code", "model"}},
 		"ReplayRequest": {required: []string{"seq", "replayed_output"}, optional: []string{"output"}},
-		"Error":         {required: []string{"error", "code"}},
+		"Error":         {required: []string{"error", "message", "code"}},
 	}
 	for name, tc := range tests {
 		ref := doc.Components.Schemas[name]

@@ -111,8 +111,8 @@ func TestRegressionRoutes(t *testing.T) {
 	resp, body := f.do(http.MethodGet, "/api/regression/latest", "", nil)
 	wantError(t, resp, body, http.StatusUnauthorized, codeUnauthorized)
 	resp, body = f.do(http.MethodGet, "/api/regression/latest", "", nil, auth...)
-	if e := wantError(t, resp, body, http.StatusNotFound, codeNotFound); !strings.Contains(e.Error, "POST /api/regression/run") {
-		t.Errorf("404 says %q", e.Error)
+	if e := wantError(t, resp, body, http.StatusNotFound, codeNotFound); !strings.Contains(e.Message, "POST /api/regression/run") {
+		t.Errorf("404 says %q", e.Message)
 	}
 	resp, body = f.do(http.MethodGet, "/api/regression/history", "", nil, auth...)
 	var history regressionHistory
@@ -207,7 +207,7 @@ func TestRegressionRoutes(t *testing.T) {
 		"a string z":        {`{"z_threshold": "3"}`, codeBadJSON},
 	} {
 		resp, body := f.postJSON("/api/regression/run", tc.body, auth...)
-		if e := wantError(t, resp, body, http.StatusBadRequest, tc.code); e.Error == "" {
+		if e := wantError(t, resp, body, http.StatusBadRequest, tc.code); e.Message == "" {
 			t.Errorf("%s: no message", name)
 		}
 	}

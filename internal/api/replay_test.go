@@ -158,8 +158,8 @@ func TestReplayVerifyRefusals(t *testing.T) {
 
 	for _, path := range []string{"/api/replay/verify", "/replay/verify"} {
 		resp, body := f.postJSON(path, `{"seq":13,"replayed_output":"x"}`, auth...)
-		if e := wantError(t, resp, body, http.StatusNotFound, codeNotFound); !strings.Contains(e.Error, "13") {
-			t.Errorf("%s: the 404 does not name seq 13: %q", path, e.Error)
+		if e := wantError(t, resp, body, http.StatusNotFound, codeNotFound); !strings.Contains(e.Message, "13") {
+			t.Errorf("%s: the 404 does not name seq 13: %q", path, e.Message)
 		}
 		resp, body = f.postJSON(path, `{"seq":3,"replayed_output":"x"}`)
 		wantError(t, resp, body, http.StatusUnauthorized, codeUnauthorized)

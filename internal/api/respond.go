@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,28 +34,37 @@ const (
 	codeInternal         = "internal"
 )
 
-// errorBody is every error answer.
+// errorBody is every error answer, in the federation's shape: error is the code and
+// message the text. Code repeats the code under the name earlier releases gave it, so
+// clients that read code keep working.
 type errorBody struct {
-	Error string `json:"error" doc:"what went wrong, for people" example:"\"the chain has no entry with seq 12\""`
-	Code  string `json:"code" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, not_found, method_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid, no_provider or internal" example:"\"not_found\""`
+	Error   string `json:"error" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, cross_origin_refused, not_found, method_not_allowed, host_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid, no_provider or internal; earlier releases put the message here, and give it as message now" example:"\"not_found\""`
+	Message string `json:"message" doc:"what went wrong, for people" example:"\"the chain has no entry with seq 12\""`
+	Code    string `json:"code" doc:"the same code as error, under the name earlier releases gave it" example:"\"not_found\""`
 }
 
-// writeJSON writes v as the answer with the given status.
+// writeJSON writes v as the answer with the given status. Strings are written as they
+// are: "<", ">" and "&" are not escaped, since the answer is application/json (never
+// sniffed: see the nosniff header) and its messages are meant to be read.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		// Only a bug puts an unencodable value here; say so rather than send half a body.
 		status = http.StatusInternalServerError
-		body, _ = json.Marshal(errorBody{Error: "encode response: " + err.Error(), Code: codeInternal})
+		buf.Reset()
+		msg := "encode response: " + err.Error()
+		_ = enc.Encode(errorBody{Error: codeInternal, Message: msg, Code: codeInternal})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(buf.Bytes())
 }
 
 // writeError writes an error answer.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, errorBody{Error: message, Code: code})
+	writeJSON(w, status, errorBody{Error: code, Message: message, Code: code})
 }
 
 // internalError logs err and answers 500 without the details, which may name files.

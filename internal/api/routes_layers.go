@@ -115,10 +115,16 @@ func (s *Server) layers(ctx context.Context) ([]layer, error) {
 		{Name: "containment", State: layerActive, Detail: fmt.Sprintf("POST /api/containment/evaluate runs the policy and %d code-safety rules", len(policy.CodeRules()))},
 		s.consensusLayer(),
 		{Name: "replay", State: layerActive, Detail: "POST /api/replay/verify checks replayed model outputs against the output hashes recorded in entries"},
-		{Name: "federation_client", State: layerPlanned, Detail: "submitting exports to a federation waits for its HTTP API (/federation/*), which is not built yet"},
+		federationClientLayer,
 		dashboardLayer,
 	}, nil
 }
+
+// federationClientLayer is available: the client is the cairn federation commands, built
+// into the same binary, which this server does not run by itself.
+var federationClientLayer = layer{Name: "federation_client", State: layerAvailable,
+	Detail: "the cairn federation commands join a federation (register), send it this chain's signed exports " +
+		"(cairn federation submit --db) and fetch and verify its receipts; this server does not submit by itself"}
 
 // dashboardLayer is active: the dashboard is built into every server, and holds no data
 // of its own.

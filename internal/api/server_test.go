@@ -85,8 +85,8 @@ func TestUnmatchedRequestsGetJSON(t *testing.T) {
 			if got := resp.Header.Get("Allow"); got != tc.allow {
 				t.Errorf("Allow %q, want %q", got, tc.allow)
 			}
-			if tc.allow != "" && !strings.Contains(e.Error, tc.allow) {
-				t.Errorf("error %q does not name the allowed methods", e.Error)
+			if tc.allow != "" && !strings.Contains(e.Message, tc.allow) {
+				t.Errorf("message %q does not name the allowed methods", e.Message)
 			}
 			if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 				t.Error("no X-Content-Type-Options: nosniff")

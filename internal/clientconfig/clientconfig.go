@@ -75,16 +75,21 @@ var ErrKeyChanged = errors.New("federation key changed")
 type KeyChangedError struct {
 	// Which is "federation" or "log".
 	Which string
-	// Host is the federation's directory name.
-	Host string
+	// Host is the federation's directory name, and Service its URL as given.
+	Host, Service string
 	// Pinned and Presented name the keys: the fingerprint of a federation key
 	// (protocol.Fingerprint), the log ID of a log key (protocol.LogID), "none" for none.
 	Pinned, Presented string
 }
 
 func (e *KeyChangedError) Error() string {
-	return fmt.Sprintf("%s key of %s changed: pinned %s, now presented %s; if the federation rotated its key, run again with --trust-new-key",
-		e.Which, e.Host, e.Pinned, e.Presented)
+	pinned, presented := e.Pinned, e.Presented
+	if e.Which == "federation" {
+		pinned, presented = "sha256:"+pinned, "sha256:"+presented
+	}
+	return fmt.Sprintf("%s key of %s changed: pinned %s, now presented %s; if the federation rotated its key, compare the new "+
+		"key with the one its administrators publish and pin it with: cairn federation trust --service %s",
+		e.Which, e.Host, pinned, presented, e.Service)
 }
 
 // Unwrap makes a KeyChangedError an ErrKeyChanged.
@@ -230,7 +235,7 @@ func (d Dir) CheckPins(service string, got Presented) (*Pins, error) {
 		return nil, fmt.Errorf("the federation's public key: %w", err)
 	}
 	if !fedKey.Equal(pins.FederationKey) {
-		return pins, &KeyChangedError{Which: "federation", Host: host,
+		return pins, &KeyChangedError{Which: "federation", Host: host, Service: service,
 			Pinned: protocol.Fingerprint(pins.FederationKey), Presented: protocol.Fingerprint(fedKey)}
 	}
 	if pins.LogKey == nil {
@@ -246,7 +251,7 @@ func (d Dir) CheckPins(service string, got Presented) (*Pins, error) {
 		presentedID, _ = protocol.LogID(logKey)
 	}
 	if presentedID != pinnedID {
-		return pins, &KeyChangedError{Which: "log", Host: host, Pinned: pinnedID, Presented: presentedID}
+		return pins, &KeyChangedError{Which: "log", Host: host, Service: service, Pinned: pinnedID, Presented: presentedID}
 	}
 	return pins, nil
 }

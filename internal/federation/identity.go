@@ -62,7 +62,7 @@ func HeldKey(fo *fv1.FederationOperator, id string) bool {
 // provesPossession reports whether fo's proof of possession verifies under its spec key.
 func provesPossession(fo *fv1.FederationOperator) bool {
 	pub, err := protocol.ParsePublicKeyPEM([]byte(fo.Spec.PublicKeyPEM))
-	return err == nil && protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)) == nil
+	return err == nil && ProvesPossession(fo, pub) == nil
 }
 
 // KeyHolder returns the operator other than fo that holds, held or first claimed the key

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/pkg/chain"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -106,7 +107,7 @@ func (h *Handler) seal(ctx context.Context, bodies []protocol.SpanBody, rejected
 	if len(bodies) == 0 {
 		return nil
 	}
-	_, err := h.sealer.Seal(ctx, bodies)
+	err := h.sealBodies(ctx, bodies, rejected)
 	if !errors.Is(err, protocol.ErrMalformed) {
 		return err
 	}
@@ -124,8 +125,7 @@ func (h *Handler) seal(ctx context.Context, bodies []protocol.SpanBody, rejected
 	case len(valid) == 0:
 		return nil
 	}
-	_, err = h.sealer.Seal(ctx, valid)
-	return err
+	return h.sealBodies(ctx, valid, rejected)
 }
 
 // maxReasons is how many invalid spans an error_message describes one by one.
@@ -133,9 +133,19 @@ const maxReasons = 3
 
 // rejections counts the spans of a request that were not sealed, and why.
 type rejections struct {
-	filtered int64    // no gen_ai (or bijotel.mcp) attribute
-	invalids int64    // failed conversion or validation
-	reasons  []string // the first maxReasons invalid spans, described
+	filtered  int64    // no gen_ai (or bijotel.mcp) attribute
+	invalids  int64    // failed conversion or validation
+	reasons   []string // the first maxReasons invalid spans, described
+	conflicts int64    // ids sealed before with other content (store.Conflict)
+	clashes   []string // the first maxReasons conflicts, described
+}
+
+// conflict counts a span refused because its ids were sealed with other content.
+func (r *rejections) conflict(c store.Conflict) {
+	r.conflicts++
+	if len(r.clashes) < maxReasons {
+		r.clashes = append(r.clashes, c.Error())
+	}
 }
 
 // invalid counts an invalid span; err says which and why.
@@ -148,7 +158,7 @@ func (r *rejections) invalid(err error) {
 
 // count is the number of spans rejected.
 func (r *rejections) count() int64 {
-	return r.filtered + r.invalids
+	return r.filtered + r.invalids + r.conflicts
 }
 
 // message is the partial success error_message, or "" when nothing was rejected.
@@ -159,11 +169,20 @@ func (r *rejections) message() string {
 			r.filtered, chain.GenAIAttributePrefix, chain.MCPAttributePrefix))
 	}
 	if r.invalids > 0 {
-		s := fmt.Sprintf("%d invalid spans were not sealed: %s", r.invalids, strings.Join(r.reasons, "; "))
-		if more := r.invalids - int64(len(r.reasons)); more > 0 {
-			s += fmt.Sprintf("; and %d more", more)
-		}
-		parts = append(parts, s)
+		parts = append(parts, listed(fmt.Sprintf("%d invalid spans were not sealed", r.invalids), r.reasons, r.invalids))
+	}
+	if r.conflicts > 0 {
+		parts = append(parts, listed(fmt.Sprintf("%d spans were not sealed: their trace_id and span_id "+
+			"were sealed before with other content", r.conflicts), r.clashes, r.conflicts))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// listed is head, the first reasons of n, and how many more there are.
+func listed(head string, reasons []string, n int64) string {
+	s := head + ": " + strings.Join(reasons, "; ")
+	if more := n - int64(len(reasons)); more > 0 {
+		s += fmt.Sprintf("; and %d more", more)
+	}
+	return s
 }

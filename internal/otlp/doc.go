@@ -20,6 +20,12 @@
 // resource and instrumentation-scope attributes, events and links are not sealed: a body
 // holds the span's own attributes only, whichever way it arrived.
 //
+// Each span is sealed once when the Sealer is a store.Store: the request's spans are sealed
+// with store.Store.SealOnce, which skips a span whose trace_id and span_id the chain
+// already holds with the same canonical_hash (the SHA-256 of the canonical body: the same
+// content) and refuses one it holds with another, counted in rejected_spans and named in
+// error_message. Repeats inside one request count the same way: the first is sealed.
+//
 // The accepted spans of one request are sealed with one Seal call, in request order, so
 // they become consecutive entries or none do. (One exception, for speed: whether a body
 // has a canonical form is left to the Sealer, which computes it anyway; if it refuses the

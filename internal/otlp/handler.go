@@ -33,6 +33,10 @@ const pooledBufferCap = 4 << 20
 //   - 200 with an ExportTraceServiceResponse in the request's encoding, after the accepted
 //     spans are sealed (or when none are). Spans not sealed are counted in
 //     partial_success.rejected_spans, with the reasons in partial_success.error_message.
+//     With a store.Store as Sealer, a span is sealed once (store.Store.SealOnce): one whose
+//     trace and span ID the chain already holds with the same content is accepted and not
+//     sealed again, silently (an exporter retrying a request is normal traffic); one the
+//     chain holds with other content is rejected, counted and named in the partial success.
 //   - 400 for a body that cannot be decoded (malformed protobuf or JSON, an id of the wrong
 //     length, a broken gzip stream), 413 for a body or a decompressed payload over the cap,
 //     415 for a Content-Type other than application/x-protobuf or application/json, or a

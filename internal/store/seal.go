@@ -55,32 +55,48 @@ func (s *Store) Prepare(bodies []protocol.SpanBody) *Batch {
 
 // SealBatch is Seal of the bodies b was prepared from.
 func (s *Store) SealBatch(ctx context.Context, b *Batch) ([]*protocol.Entry, error) {
+	if err := s.sealBatch(ctx, b, nil); err != nil {
+		return nil, err
+	}
+	return b.p.entries, nil
+}
+
+// sealBatch seals b: every body when once is nil, else those SealOnce seals, with once
+// filled in as SealOnce's report.
+func (s *Store) sealBatch(ctx context.Context, b *Batch, once *SealReport) error {
 	p := b.p
 	defer p.stop.Store(true)
 	if b.sealed.Swap(true) {
-		return nil, errors.New("seal: the batch was sealed before")
+		return errors.New("seal: the batch was sealed before")
 	}
 	if s.secret == nil {
-		return nil, ErrNoSecret
+		return ErrNoSecret
 	}
 	if len(p.entries) == 0 {
-		return nil, nil
+		return nil
 	}
 	linker, err := protocol.NewEntrySealer(s.secret)
 	if err != nil {
-		return nil, fmt.Errorf("seal: %w", err)
+		return fmt.Errorf("seal: %w", err)
 	}
 	tx, err := s.write.BeginTx(ctx, nil) // BEGIN IMMEDIATE: see openDB's txlock
 	if err != nil {
-		return nil, fmt.Errorf("seal: begin: %w", err)
+		return fmt.Errorf("seal: begin: %w", err)
 	}
-	if err := s.appendEntries(ctx, tx, p, linker); err != nil {
-		return nil, errors.Join(fmt.Errorf("seal: %w", err), rollback(tx))
+	var filter *onceFilter
+	if once != nil {
+		filter, err = newOnceFilter(ctx, tx, once, len(p.entries))
+	}
+	if err == nil {
+		err = s.appendEntries(ctx, tx, p, linker, filter)
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("seal: %w", err), rollback(tx))
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("seal: commit: %w", err)
+		return fmt.Errorf("seal: commit: %w", err)
 	}
-	return p.entries, nil
+	return nil
 }
 
 func rollback(tx *sql.Tx) error {
@@ -143,8 +159,9 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 
 // appendEntries reads the last row, then links each chunk of entries after it with linker
 // and inserts it as soon as it is sealed, with its energy_log rows (see energy.go), while
-// the workers seal the next chunks.
-func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, linker *protocol.EntrySealer) error {
+// the workers seal the next chunks. With a filter, only the entries it keeps are linked
+// and inserted (see SealOnce).
+func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, linker *protocol.EntrySealer, filter *onceFilter) error {
 	var last int64
 	prev := protocol.GenesisPrevHash
 	err := tx.QueryRowContext(ctx, `SELECT seq, hmac_hash FROM chain ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
@@ -155,16 +172,36 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 	if err != nil {
 		return err
 	}
-	var stmt *sql.Stmt
+	var stmt *sql.Stmt // the INSERT of stmtRows rows
+	stmtRows := 0
 	args := make([]any, 0, insertRows*10)
+	checked := false // whether the chain's last entry was checked
+	var kept []*protocol.Entry
+	var keptEnergy []sealedEnergy
 	for c := range p.done {
 		chunk, err := p.chunk(ctx, c)
 		if err != nil {
 			return err
 		}
+		energyOf := p.energy[c*insertRows:]
+		if filter != nil {
+			if err := filter.lookup(ctx, tx, chunk); err != nil {
+				return err
+			}
+			kept, keptEnergy = kept[:0], keptEnergy[:0]
+		}
 		args = args[:0]
-		for _, e := range chunk {
+		for i, e := range chunk {
+			if filter != nil {
+				if !filter.keep(c*insertRows+i, e) {
+					continue
+				}
+				kept, keptEnergy = append(kept, e), append(keptEnergy, energyOf[i])
+			}
 			linker.Link(e, last+1, prev)
+			if filter != nil {
+				filter.linked(e)
+			}
 			ts, err := strconv.ParseInt(e.TimestampNS, 10, 64)
 			if err != nil {
 				return fmt.Errorf("entry seq %d: timestamp_ns: %w", e.Seq, err)
@@ -173,22 +210,30 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 				e.CanonicalBody, e.CanonicalHash, e.PrevHash, e.HMACHash)
 			last, prev = e.Seq, e.HMACHash
 		}
-		if c == 0 {
+		if filter != nil {
+			if len(kept) == 0 {
+				continue
+			}
+			chunk, energyOf = kept, keptEnergy
+		}
+		if !checked {
 			// Its prev_hash is the last row's hmac_hash: refuse to build on one that is
 			// not of its shape.
 			if err := protocol.CheckEntry(chunk[0], nil); err != nil {
 				return fmt.Errorf("the chain's last entry cannot be built on: %w", err)
 			}
+			checked = true
 		}
-		if stmt == nil || len(chunk) < insertRows {
+		if stmtRows != len(chunk) {
 			if stmt, err = tx.PrepareContext(ctx, insertSQL(len(chunk))); err != nil {
 				return fmt.Errorf("prepare insert: %w", err)
 			}
+			stmtRows = len(chunk)
 		}
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("insert entries %d-%d: %w", chunk[0].Seq, last, err)
 		}
-		if err := energy.addEntries(ctx, tx, chunk, p.energy[c*insertRows:]); err != nil {
+		if err := energy.addEntries(ctx, tx, chunk, energyOf); err != nil {
 			return err
 		}
 	}

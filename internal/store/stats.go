@@ -12,13 +12,17 @@ import (
 type Stats struct {
 	// Entries is the number of rows; FirstSeq and LastSeq are the lowest and highest seq
 	// (all 0 for an empty chain). An unbroken chain has Entries == LastSeq and FirstSeq 1.
-	Entries, FirstSeq, LastSeq int64
+	// The JSON names are those of GET /api/chain/stats (cairn chain stats --json).
+	Entries  int64 `json:"entries"`
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
 	// LastHMACHash is the hmac_hash of row LastSeq.
-	LastHMACHash string
+	LastHMACHash string `json:"last_hmac_hash"`
 	// FirstTimestampNS and LastTimestampNS are the timestamp_ns of rows FirstSeq and LastSeq.
-	FirstTimestampNS, LastTimestampNS int64
+	FirstTimestampNS int64 `json:"first_timestamp_ns"`
+	LastTimestampNS  int64 `json:"last_timestamp_ns"`
 	// FileBytes is the size of the database file plus its write-ahead log.
-	FileBytes int64
+	FileBytes int64 `json:"file_bytes"`
 }
 
 // Stats reads the chain's size and ends in one read transaction. Counting the rows reads

@@ -15,10 +15,11 @@ const (
 	tampered    = 700
 )
 
-// rawDB opens the chain file with plain SQL, as someone editing it by hand would.
+// rawDB opens the chain file with plain SQL, as someone editing it by hand would (without
+// waiting for the disk at each commit: the tests make hundreds of edits).
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous(OFF)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,50 +86,59 @@ func writeEntry(t *testing.T, db *sql.DB, seq int64, e *protocol.Entry) {
 		e.TimestampNS, e.TraceID, e.SpanID, e.SpanName, e.SpanKind, e.CanonicalBody, e.CanonicalHash, e.PrevHash, e.HMACHash, seq)
 }
 
-func TestTamperingIsFoundAtItsSeq(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		tamper func(t *testing.T, db *sql.DB)
-		reason string
-		seq    int64 // the seq reported; 0 means tampered
-		last   int64 // the last row changed; 0 means seq
-	}{
-		{"trace_id", func(t *testing.T, db *sql.DB) { flipText(t, db, "trace_id", tampered) }, protocol.ReasonColumn, 0, 0},
-		{"span_id", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_id", tampered) }, protocol.ReasonColumn, 0, 0},
-		{"span_name", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_name", tampered) }, protocol.ReasonColumn, 0, 0},
-		{"span_kind", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_kind", tampered) }, protocol.ReasonColumn, 0, 0},
+// tamperCase is one way of editing a chain file by hand, and what Verify must report.
+type tamperCase struct {
+	name   string
+	tamper func(t *testing.T, db *sql.DB)
+	reason string
+	seq    int64 // the seq reported; 0 means at
+	last   int64 // the last row changed; 0 means seq
+}
+
+// tamperCases are the edits tried on a chain of tamperChain rows, at row at where the edit
+// has a place of its own (some change row 1 or the last row wherever at is).
+func tamperCases(at int64) []tamperCase {
+	return []tamperCase{
+		{"trace_id", func(t *testing.T, db *sql.DB) { flipText(t, db, "trace_id", at) }, protocol.ReasonColumn, 0, 0},
+		{"span_id", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_id", at) }, protocol.ReasonColumn, 0, 0},
+		{"span_name", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_name", at) }, protocol.ReasonColumn, 0, 0},
+		{"span_kind", func(t *testing.T, db *sql.DB) { flipText(t, db, "span_kind", at) }, protocol.ReasonColumn, 0, 0},
 		{"timestamp_ns", func(t *testing.T, db *sql.DB) {
-			execSQL(t, db, "UPDATE chain SET timestamp_ns = timestamp_ns + 1 - 2 * (timestamp_ns & 1) WHERE seq = ?", tampered)
+			execSQL(t, db, "UPDATE chain SET timestamp_ns = timestamp_ns + 1 - 2 * (timestamp_ns & 1) WHERE seq = ?", at)
 		}, protocol.ReasonColumn, 0, 0},
-		{"canonical_body", func(t *testing.T, db *sql.DB) { flipText(t, db, "canonical_body", tampered) }, protocol.ReasonBodyHash, 0, 0},
-		{"canonical_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "canonical_hash", tampered) }, protocol.ReasonBodyHash, 0, 0},
-		{"prev_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "prev_hash", tampered) }, protocol.ReasonLink, 0, 0},
-		{"hmac_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "hmac_hash", tampered) }, protocol.ReasonHMAC, 0, 0},
+		{"canonical_body", func(t *testing.T, db *sql.DB) { flipText(t, db, "canonical_body", at) }, protocol.ReasonBodyHash, 0, 0},
+		{"canonical_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "canonical_hash", at) }, protocol.ReasonBodyHash, 0, 0},
+		{"prev_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "prev_hash", at) }, protocol.ReasonLink, 0, 0},
+		{"hmac_hash", func(t *testing.T, db *sql.DB) { flipText(t, db, "hmac_hash", at) }, protocol.ReasonHMAC, 0, 0},
 		{"hmac_hash of row 1", func(t *testing.T, db *sql.DB) { flipText(t, db, "hmac_hash", 1) }, protocol.ReasonHMAC, 1, 0},
 		{"hmac_hash of the last row", func(t *testing.T, db *sql.DB) { flipText(t, db, "hmac_hash", tamperChain) }, protocol.ReasonHMAC, tamperChain, 0},
 		{"malformed trace_id", func(t *testing.T, db *sql.DB) {
-			execSQL(t, db, "UPDATE chain SET trace_id = upper(trace_id) || 'x' WHERE seq = ?", tampered)
+			execSQL(t, db, "UPDATE chain SET trace_id = upper(trace_id) || 'x' WHERE seq = ?", at)
 		}, protocol.ReasonMalformed, 0, 0},
-		{"deleted row", func(t *testing.T, db *sql.DB) { execSQL(t, db, "DELETE FROM chain WHERE seq = ?", tampered) }, protocol.ReasonSeq, 0, 0},
+		{"deleted row", func(t *testing.T, db *sql.DB) { execSQL(t, db, "DELETE FROM chain WHERE seq = ?", at) }, protocol.ReasonSeq, 0, 0},
 		{"deleted row 1", func(t *testing.T, db *sql.DB) { execSQL(t, db, "DELETE FROM chain WHERE seq = 1") }, protocol.ReasonSeq, 1, 0},
 		{"swapped rows", func(t *testing.T, db *sql.DB) {
-			a, b := readEntry(t, db, tampered), readEntry(t, db, tampered+300)
-			writeEntry(t, db, tampered, &b)
-			writeEntry(t, db, tampered+300, &a)
-		}, protocol.ReasonLink, 0, tampered + 300},
+			a, b := readEntry(t, db, at), readEntry(t, db, at+300)
+			writeEntry(t, db, at, &b)
+			writeEntry(t, db, at+300, &a)
+		}, protocol.ReasonLink, 0, at + 300},
 		{"swapped neighbours", func(t *testing.T, db *sql.DB) {
-			a, b := readEntry(t, db, tampered), readEntry(t, db, tampered+1)
-			writeEntry(t, db, tampered, &b)
-			writeEntry(t, db, tampered+1, &a)
-		}, protocol.ReasonLink, 0, tampered + 1},
+			a, b := readEntry(t, db, at), readEntry(t, db, at+1)
+			writeEntry(t, db, at, &b)
+			writeEntry(t, db, at+1, &a)
+		}, protocol.ReasonLink, 0, at + 1},
 		{"HMAC recomputed with another secret", func(t *testing.T, db *sql.DB) {
-			e := readEntry(t, db, tampered)
-			execSQL(t, db, "UPDATE chain SET hmac_hash = ? WHERE seq = ?", protocol.EntryHMAC(otherSecret, e.PrevHash, e.CanonicalHash), tampered)
+			e := readEntry(t, db, at)
+			execSQL(t, db, "UPDATE chain SET hmac_hash = ? WHERE seq = ?", protocol.EntryHMAC(otherSecret, e.PrevHash, e.CanonicalHash), at)
 		}, protocol.ReasonHMAC, 0, 0},
 		{"forged body, everything after it recomputed with another secret", func(t *testing.T, db *sql.DB) {
-			forgeFrom(t, db, tampered)
+			forgeFrom(t, db, at)
 		}, protocol.ReasonHMAC, 0, tamperChain},
-	} {
+	}
+}
+
+func TestTamperingIsFoundAtItsSeq(t *testing.T) {
+	for _, c := range tamperCases(tampered) {
 		t.Run(c.name, func(t *testing.T) {
 			s, path := newStore(t)
 			seal(t, s, tamperChain, 1000)

@@ -17,11 +17,19 @@ type VerifyOptions struct {
 	Full bool
 	// From and To bound the window (inclusive); 0 means the chain's first (1) and last seq.
 	From, To int64
+	// Ranges is how many ranges a full verification cuts the window into, each read and
+	// checked at the same time as the others on its own connection; 0 means one a core
+	// (GOMAXPROCS), none under 4,096 rows. 1 checks the window in a single pass: one
+	// goroutine reads, workers on every core check.
+	Ranges int
 	// Progress, if not nil, is called with the entries checked so far and how many will
 	// be (the window's size, or at most 2 for a smoke verification), at most about ten
 	// times a second and once at the end.
 	Progress func(done, total int64)
 }
+
+// SeqRange is a range of seqs, both ends included.
+type SeqRange struct{ First, Last int64 }
 
 // VerifyReport says what Verify checked.
 type VerifyReport struct {
@@ -33,21 +41,31 @@ type VerifyReport struct {
 	HMACsChecked bool
 	// Full is true for a full verification.
 	Full bool
+	// Passed lists the entries that passed, as ranges of seq in order: for a full
+	// verification the window's entries before the first failure (all of them when it
+	// passes), for a smoke verification its first and last entries if they passed.
+	Passed []SeqRange
+	// NotChecked is how many entries of the window were not checked: those between the
+	// first and the last in a smoke verification, and those after a failure.
+	NotChecked int64
 	// Import is what was checked of the entries imported from BIJOTEL, when the chain
 	// begins with a bridge record; nil otherwise.
 	Import *ImportReport
 }
 
-// Verify checks the window From..To of the chain in one read transaction, so appends
-// made meanwhile are not seen.
+// Verify checks the window From..To of the chain. The window is fixed in one read
+// transaction, so appends made meanwhile are not seen.
 //
 // A smoke verification (Full false) checks the window's first and last entries fully:
 // protocol.CheckEntry (shape, body hash, columns against the body, and the HMAC when the
 // store has the secret) and the link to the row before each. A full verification checks
-// every entry of the window that way, and that no seq is missing. Rows are read by one
-// goroutine while workers on every core check them in batches; links and seq are checked
-// in order.
-//
+// every entry of the window that way, and that no seq is missing. It cuts the window into
+// ranges, one a core (VerifyOptions.Ranges), each read and checked by one goroutine in a
+// read transaction of its own; the link from each range's first row to the row before
+// it is checked when the ranges are joined, in seq order, so the failure reported is the
+// one a single pass in seq order would report. (Rows in the window are never rewritten by
+// Cairn, only appended after it, so every range's transaction sees the same rows.)
+
 // A failure is a *protocol.EntryError for the first failing seq, with a protocol.Reason*.
 // A missing row is reported as ReasonSeq at its own seq; a row missing before the window
 // is reported too, since the window's first link cannot be checked without it. When the
@@ -85,31 +103,62 @@ func (s *Store) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, err
 	}
 	progress := newProgress(o.Progress, total)
 	if o.Full {
-		l := newLinker(from)
-		err = s.scan(ctx, tx, l.lo(), to, func(r *row) error {
-			if err := l.check(r); err != nil {
-				return err
-			}
-			if r.e.Seq >= from {
-				if err := imports.check(r); err != nil {
-					return err
-				}
-				report.Checked++
-				progress.set(report.Checked)
-			}
-			return nil
-		})
-		if err == nil {
-			err = l.finish(to)
-		}
+		report.Checked, err = s.full(ctx, tx, from, to, bridge, imports, o, progress)
 	} else {
 		err = s.smoke(ctx, tx, from, to, report, imports)
 	}
+	report.account(err)
 	if err != nil {
 		return report, s.explain(ctx, tx, from, err)
 	}
 	progress.done(report.Checked)
 	return report, nil
+}
+
+// account sets Passed, for a full verification, and NotChecked, given Verify's failure.
+func (r *VerifyReport) account(err error) {
+	if r.Full && r.Checked > 0 {
+		r.Passed = []SeqRange{{r.From, r.From + r.Checked - 1}}
+	}
+	r.NotChecked = r.To - r.From + 1 - r.Checked
+	var ee *protocol.EntryError
+	if errors.As(err, &ee) && ee.Seq >= r.From && ee.Seq <= r.To {
+		r.NotChecked-- // the entry that failed was looked at
+	}
+}
+
+// full checks every row of the window, in ranges (see verifyRanges) unless o.Ranges or
+// the window's size asks for one pass. Only the first range runs the import check of
+// the entries imported behind a bridge record, which follows the legacy chain row by
+// row: it holds every imported entry of the window, and the other ranges start after.
+func (s *Store) full(ctx context.Context, tx *sql.Tx, from, to int64, bridge *protocol.Bridge,
+	imports importCheck, o VerifyOptions, p *progress) (int64, error) {
+	lo := from // where the rows that may be checked apart from the import check begin
+	if bridge != nil && bridge.LastSeq >= from {
+		lo = min(bridge.LastSeq+1, to)
+	}
+	if n := rangesFor(o, to-lo+1); n > 1 {
+		return s.verifyRanges(ctx, tx, from, to, splitRanges(from, lo, to, n), imports, p.fn)
+	}
+	var checked int64
+	l := newLinker(from)
+	err := s.scan(ctx, tx, l.lo(), to, func(r *row) error {
+		if err := l.check(r); err != nil {
+			return err
+		}
+		if r.e.Seq >= from {
+			if err := imports.check(r); err != nil {
+				return err
+			}
+			checked++
+			p.set(checked)
+		}
+		return nil
+	})
+	if err == nil {
+		err = l.finish(to)
+	}
+	return checked, err
 }
 
 // smoke checks the window's first and last entries, each with the link to its predecessor.
@@ -141,6 +190,7 @@ func (s *Store) smoke(ctx context.Context, tx *sql.Tx, from, to int64, report *V
 			return err
 		}
 		report.Checked++
+		report.Passed = append(report.Passed, SeqRange{seq, seq})
 	}
 	return nil
 }

@@ -38,6 +38,8 @@ type Client struct {
 	now         func() time.Time
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// retryNotice, when set, is told of each retry before its wait (WithRetryNotice).
+	retryNotice func(RetryNotice)
 }
 
 // Option configures a Client.

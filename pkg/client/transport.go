@@ -60,7 +60,8 @@ func (c *Client) do(ctx context.Context, req request, out any) error {
 
 // send sends req until it gets an answer it does not retry, and returns a 2xx answer's
 // body or the error. Answers 429 and 503 are retried, unless their Retry-After asks for
-// more than MaxBackoff, and transport failures of a GET; each attempt gets a fresh token.
+// more than MaxBackoff, and transport failures of a GET, except a connection refused or a
+// name that does not resolve (an UnreachableError at once); each attempt gets a fresh token.
 func (c *Client) send(ctx context.Context, req request) ([]byte, error) {
 	if err := c.checkAuth(req.auth); err != nil {
 		return nil, err
@@ -77,7 +78,11 @@ func (c *Client) send(ctx context.Context, req request) ([]byte, error) {
 		if !retry || attempt >= c.maxAttempts || retryAfter > MaxBackoff {
 			return nil, last
 		}
-		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil {
+		wait := c.backoff(attempt, retryAfter)
+		if c.retryNotice != nil {
+			c.retryNotice(RetryNotice{Method: req.method, Path: req.path, Attempt: attempt, MaxAttempts: c.maxAttempts, Wait: wait, Err: last})
+		}
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("client: %s %s: gave up after %d attempts: %w: %w", req.method, req.path, attempt, err, last)
 		}
 	}
@@ -107,6 +112,9 @@ func (c *Client) attempt(ctx context.Context, req request) (body []byte, retryAf
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, false, fmt.Errorf("client: %s %s: %w", req.method, req.path, err)
+		}
+		if unreachable(err) { // no connection was made: retrying in seconds will not make one
+			return nil, 0, false, &UnreachableError{URL: c.base.String(), Err: err}
 		}
 		// A POST may have been acted on: only a GET is sent again.
 		return nil, 0, req.method == http.MethodGet, fmt.Errorf("client: %s %s: %w", req.method, req.path, err)

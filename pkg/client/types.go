@@ -106,7 +106,8 @@ type AnchorResult struct {
 	AnchorID               string        `json:"anchor_id"`
 	CrossAnchorHash        string        `json:"cross_anchor_hash"`
 	AnchoredAt             string        `json:"anchored_at"`
-	ParticipatingOperators []Participant `json:"participating_operators"`
+	ParticipatingOperators []string      `json:"participating_operators"` // the seed's: operator IDs
+	ParticipantDetails     []Participant `json:"participant_details"`     // Cairn's: with what each binds
 	TLogLogIndex           *int64        `json:"tlog_log_index"`
 	TLogURL                *string       `json:"tlog_url"`
 	SubmissionsAnchored    int           `json:"submissions_anchored"`
@@ -152,6 +153,12 @@ type Verification struct {
 
 // VerificationChecks are the checks of a Verification.
 type VerificationChecks struct {
+	// The seed's five.
+	FederationSignatureVerified bool     `json:"federation_signature_verified"`
+	TLogEntryPresent            bool     `json:"tlog_entry_present"`
+	TLogInclusionProofValid     bool     `json:"tlog_inclusion_proof_valid"`
+	OperatorSignaturesVerified  []string `json:"operator_signatures_verified"`
+	// CrossAnchorHashRecomputed below is the seed's fifth; the rest are Cairn's.
 	PubkeyMatchesExpected     bool `json:"pubkey_matches_expected"`
 	SignatureVerified         bool `json:"signature_verified"`
 	CrossAnchorHashRecomputed bool `json:"cross_anchor_hash_recomputed"`
@@ -174,6 +181,7 @@ type OperatorSummary struct {
 	TLogLogIndex     *int64               `json:"tlog_log_index"`
 	TLogURL          *string              `json:"tlog_url"`
 	Phase            string               `json:"phase"`
+	Status           string               `json:"status"`
 	Submissions      []OperatorSubmission `json:"submissions"`
 	Anchors          []OperatorAnchor     `json:"anchors"`
 	// NextPageToken continues both lists (PageOptions.PageToken); nil on the last page.
@@ -212,6 +220,7 @@ type OperatorAnchor struct {
 	CrossAnchorHash string `json:"cross_anchor_hash"`
 	ChainSignature  string `json:"chain_signature"`
 	Participants    int    `json:"participants"`
+	TLogLogIndex    *int64 `json:"tlog_log_index"`
 }
 
 // ReceiptsPage answers GET /federation/receipts: one page of the operator's signed

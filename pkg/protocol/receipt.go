@@ -252,7 +252,11 @@ func VerifyReceiptWith(raw []byte, opts ReceiptVerifyOptions) (*ReceiptReport, e
 		// reordered receipt does not match, rather than being unreadable.
 		return fail("participants_order", &MismatchError{Field: "participating_operators", Want: "ascending operator_id order", Got: err.Error()})
 	}
-	pass("participants_order", fmt.Sprintf("%d operators in ascending operator_id order", len(p.receipt.ParticipatingOperators)))
+	if n := len(p.receipt.ParticipatingOperators); n == 1 {
+		pass("participants_order", "1 operator")
+	} else {
+		pass("participants_order", fmt.Sprintf("%d operators in ascending operator_id order", n))
+	}
 
 	want, err := CrossAnchorHash(p.receipt.ParticipatingOperators, p.receipt.AnchoredAt)
 	if err != nil {

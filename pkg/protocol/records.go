@@ -25,6 +25,17 @@ type (
 		OrgName           string `json:"org_name"`
 		PublicKeyPEM      string `json:"public_key_pem"`
 		ProofOfPossession string `json:"proof_of_possession"`
+		// Challenge is, for a registration through the HTTP API without a proof of
+		// possession, the challenge the key signed instead; absent otherwise, so records
+		// logged before it existed read the same.
+		Challenge *SignedChallenge `json:"challenge,omitempty"`
+	}
+
+	// SignedChallenge is a registration challenge and the registering key's signature
+	// over its UTF-8 bytes (VerifyChallenge).
+	SignedChallenge struct {
+		Nonce     string `json:"nonce"`
+		Signature string `json:"signature"`
 	}
 
 	// KeyRotationRecord states that an operator moved from one key to another.

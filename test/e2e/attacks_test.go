@@ -143,7 +143,7 @@ type anchorRun struct {
 	ParticipatingOperators []struct {
 		OperatorID string `json:"operator_id"`
 		LastSeq    int64  `json:"last_seq"`
-	} `json:"participating_operators"`
+	} `json:"participant_details"`
 }
 
 // namespaceUser gives user the rights a namespace's users have on the federation's

@@ -130,7 +130,7 @@ func TestDemoFailsOnTamperedState(t *testing.T) {
 	writeFile(t, filepath.Dir(receipt), filepath.Base(receipt), original)
 	raiseTokens(t, filepath.Join(dir, "demo", "borealis-health", "chain.db"), 2)
 	out = devDemoFails(ctx, t, work, "The demo FAILED at step 1 (seal)")
-	wantStory(t, out, "borealis-health$ cairn chain verify --db chain.db --full", "the chain of Borealis Health does not verify")
+	wantStory(t, out, "borealis-health$ cairn chain verify --db chain.db", "the chain of Borealis Health does not verify")
 
 	if code, out := devDemo(ctx, t, work, "--fresh"); code != 0 {
 		t.Fatalf("cairn dev --demo --fresh: exit %d, want 0:\n%s", code, out)

@@ -70,13 +70,20 @@ func localRekor(t *testing.T) string {
 // stop is called or ctx ends. It returns once the API answers.
 func startFederation(ctx context.Context, t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog) (api *apiClient, fed *fv1.Federation, stop context.CancelFunc) {
 	t.Helper()
+	return startFederationOf(ctx, t, c, kubeconfig, ns, log, 3)
+}
+
+// startFederationOf is startFederation with a Federation that needs minParticipants.
+func startFederationOf(ctx context.Context, t *testing.T, c client.Client, kubeconfig, ns string, log fv1.TransparencyLog,
+	minParticipants int32) (api *apiClient, fed *fv1.Federation, stop context.CancelFunc) {
+	t.Helper()
 	apiAddr := freeAddresses(t, 1)[0]
 	api = &apiClient{t: t, base: "http://" + apiAddr, hc: &http.Client{Timeout: 90 * time.Second}}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
 	fed = &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fed"}, Spec: fv1.FederationSpec{
-		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: 3, TransparencyLog: log, PublicURL: api.base}}
+		AnchorInterval: metav1.Duration{Duration: 24 * time.Hour}, MinParticipants: minParticipants, TransparencyLog: log, PublicURL: api.base}}
 	if err := c.Create(ctx, fed); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +110,10 @@ func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, lo
 	adminToken := secretValue(ctx, t, c, ns, "fed-admin", federation.AdminTokenSecretKey)
 	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+strings.Repeat("0", len(adminToken)), http.StatusUnauthorized, nil)
 	var anchored struct {
-		AnchorID        string `json:"anchor_id"`
-		CrossAnchorHash string `json:"cross_anchor_hash"`
-		Participants    []struct {
-			OperatorID string `json:"operator_id"`
-		} `json:"participating_operators"`
-		SubmissionsAnchored int `json:"submissions_anchored"`
+		AnchorID            string   `json:"anchor_id"`
+		CrossAnchorHash     string   `json:"cross_anchor_hash"`
+		Participants        []string `json:"participating_operators"`
+		SubmissionsAnchored int      `json:"submissions_anchored"`
 	}
 	api.do(http.MethodPost, "/federation/anchor", nil, "Bearer "+adminToken, http.StatusOK, &anchored)
 	if len(anchored.Participants) != 3 || anchored.SubmissionsAnchored != 3 || anchored.AnchorID == "" {

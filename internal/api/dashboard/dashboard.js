@@ -60,9 +60,10 @@
       }
       const data = await res.json().catch(() => null);
       if (!res.ok) {
-        const err = new Error((data && data.error) || `${method} ${path}: HTTP ${res.status}`);
+        // Errors are {"error": code, "message": text, "code": code}.
+        const err = new Error((data && data.message) || `${method} ${path}: HTTP ${res.status}`);
         err.status = res.status;
-        err.code = data && data.code;
+        err.code = data && data.error;
         throw err;
       }
       return data;

@@ -116,6 +116,7 @@ type verifyExportOptions struct {
 	cmdutil.ChainOptions
 	cmdutil.NoValidation
 	publicKey string
+	asJSON    bool
 	// file is the export to verify, - for standard input.
 	file string
 }
@@ -146,6 +147,10 @@ signature covers only chain_signature, so a forged body or a cut tail cannot be 
 3; with neither, "consistent, bound to nothing", exit 3. The file's SHA-256 follows (the
 one "cairn chain import" binds), then every check and what no check covers.
 
+--json prints one JSON document instead, whatever the outcome: "valid" (true exactly when
+the text form would say valid), "verdict", the range, the checks run and, when it does not
+verify, "error"; the exit status is the same.
+
 Exit status: 0 every check that could run passed (read the first line for what that
 covers), 3 invalid (the first failing seq and the reason are printed), 1 unreadable or
 malformed, 2 bad arguments.`,
@@ -158,6 +163,7 @@ malformed, 2 bad arguments.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	cmd.Flags().StringVar(&o.publicKey, "public-key", "", "operator public key (PEM) the export must be signed by")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document: the verdict, the checks and any error")
 	cmd.Flags().StringVar(&o.SecretHex, "secret-hex", "", "HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
 	cmd.Flags().StringVar(&o.SecretFile, "secret-file", "", "file holding the HMAC secret in hex")
 	return cmd
@@ -192,10 +198,17 @@ func (o *verifyExportOptions) Run(cmd *cobra.Command) error {
 	}
 	defer closeIn()
 	br := bufio.NewReaderSize(in, 1<<20)
-	if legacyExportFormat(br) != "" {
+	legacy := legacyExportFormat(br) != ""
+	switch {
+	case legacy && o.asJSON:
+		return verifyLegacyExportJSON(cmd.OutOrStdout(), br, opts.Secret, opts.PublicKey)
+	case legacy:
 		return verifyLegacyExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.file, br, opts.Secret, opts.PublicKey)
 	}
 	report, err := protocol.VerifyExport(br, opts)
+	if o.asJSON {
+		return writeExportReportJSON(cmd.OutOrStdout(), report, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ const (
 	// ExitMismatch: a verification ran and the input does not match: a hash differs, a
 	// signature fails, or nothing binds it to a trusted key.
 	ExitMismatch = 3
+	// ExitInterrupted: Ctrl-C (SIGINT) stopped the command, as a shell reports it (128+2).
+	ExitInterrupted = 130
 )
 
 // UsageError marks an error in the command line.
@@ -33,9 +35,12 @@ func (e UsageError) Unwrap() error { return e.Err }
 func ExitCode(err error) int {
 	var usage UsageError
 	var entry *protocol.EntryError
+	var interrupted InterruptedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &interrupted):
+		return ExitInterrupted
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &entry): // a chain entry that fails verification, however malformed
@@ -62,3 +67,9 @@ func ExactArgs(n int, what string) cobra.PositionalArgs {
 
 // NoArgs refuses positional arguments.
 var NoArgs = ExactArgs(0, "no arguments")
+
+// InterruptedError is the error of a command stopped by Ctrl-C (exit 130).
+type InterruptedError struct{ Err error }
+
+func (e InterruptedError) Error() string { return e.Err.Error() }
+func (e InterruptedError) Unwrap() error { return e.Err }

@@ -55,6 +55,7 @@ func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
 		},
 	}
 	root.AddCommand(cmds...)
+	rejectUnknownSubcommands(root)
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: err} })
 	defaultHelp := root.HelpFunc()

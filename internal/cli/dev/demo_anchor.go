@@ -40,8 +40,8 @@ func (s *demoStory) anchor(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("the anchor run made no anchor: %s", a.Message)
 	}
 	bound := map[string]bool{}
-	for _, p := range a.ParticipatingOperators {
-		bound[p.OperatorID] = true
+	for _, id := range a.ParticipatingOperators {
+		bound[id] = true
 	}
 	for _, o := range s.orgs {
 		if !bound[o.operatorID] {

@@ -99,7 +99,7 @@ func (s *demoStory) seal(ctx context.Context) (string, error) {
 		s.sh.note(o.slug, "%d gen_ai spans to %s/v1/traces, sealed as seq %d..%d", o.spans, url, first, last)
 	}
 	for _, o := range s.orgs {
-		res, err := s.sh.must(ctx, o.dir, o.slug, "chain", "verify", "--db", "chain.db", "--full")
+		res, err := s.sh.must(ctx, o.dir, o.slug, "chain", "verify", "--db", "chain.db")
 		if err != nil {
 			return "", fmt.Errorf("the chain of %s does not verify: %w", o.name, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/devenv"
 )
@@ -25,7 +25,7 @@ func TestDevChainService(t *testing.T) {
 	if url == "" {
 		t.Fatalf("the chain service did not start: %v", said)
 	}
-	if status, _ := clitest.GetURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
+	if status, _ := cmdtest.GetURL(t, url+"/api/chain", ""); status != http.StatusUnauthorized {
 		t.Errorf("/api/chain without the key: %d", status)
 	}
 	// Exports are signed with the operator key kept in the state directory.

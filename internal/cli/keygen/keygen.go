@@ -26,8 +26,8 @@ const (
 type options struct {
 	cmdutil.NoCompletion
 	cmdutil.NoValidation
-	dir   string
-	force bool
+	dir           string
+	force, asJSON bool
 }
 
 // NewCommand returns `cairn keygen`.
@@ -38,7 +38,8 @@ func NewCommand() *cobra.Command {
 		Short: "Generate an Ed25519 key pair for an operator or a federation",
 		Long: `Generate an Ed25519 key pair: private.pem (PKCS #8, mode 0600) and public.pem
 (SubjectPublicKeyInfo). Existing files are kept unless --force is given. The operator ID
-and fingerprint of the new key are printed on stdout.`,
+and fingerprint of the new key are printed on stdout; with --json as one JSON document
+(operator_id, fingerprint, private_key, public_key).`,
 		Args: cmdutil.NoArgs,
 		Example: `  # Generate an operator's key pair in ./keys
   cairn keygen --output-dir keys
@@ -49,7 +50,16 @@ and fingerprint of the new key are printed on stdout.`,
 	}
 	cmd.Flags().StringVar(&o.dir, "output-dir", ".", "directory to write private.pem and public.pem into")
 	cmd.Flags().BoolVar(&o.force, "force", false, "overwrite existing key files")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the new key's operator ID, fingerprint and paths as JSON")
 	return cmd
+}
+
+// keygenJSON is what keygen --json prints.
+type keygenJSON struct {
+	OperatorID  string `json:"operator_id"`
+	Fingerprint string `json:"fingerprint"`
+	PrivateKey  string `json:"private_key"`
+	PublicKey   string `json:"public_key"`
 }
 
 // Run writes the key pair and prints its operator ID and fingerprint.
@@ -57,6 +67,10 @@ func (o *options) Run(cmd *cobra.Command) error {
 	pub, err := writeKeyPair(o.dir, o.force)
 	if err != nil {
 		return err
+	}
+	if o.asJSON {
+		return cmdutil.WriteJSON(cmd.OutOrStdout(), keygenJSON{OperatorID: protocol.OperatorID(pub), Fingerprint: protocol.Fingerprint(pub),
+			PrivateKey: filepath.Join(o.dir, PrivateKeyFile), PublicKey: filepath.Join(o.dir, PublicKeyFile)})
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "operator_id  %s\nfingerprint  %s\nprivate key  %s\npublic key   %s\n",
 		protocol.OperatorID(pub), protocol.Fingerprint(pub),

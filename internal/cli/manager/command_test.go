@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 func runCairn(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	return clitest.Run(t, cmdutil.NewRoot("cairn", "", NewCommand()), args...)
+	return cmdtest.Run(t, cmdutil.NewRoot("cairn", "", NewCommand()), args...)
 }
 
 func TestManagerRejectsBadOptions(t *testing.T) {

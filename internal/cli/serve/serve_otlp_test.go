@@ -18,7 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -112,14 +112,14 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		Checked      int64 `json:"checked"`
 		HMACsChecked bool  `json:"hmacs_checked"`
 	}
-	if status := clitest.PostJSON(t, base+"/api/chain/verify", "serve-key", `{"full":true}`, &verdict); status != http.StatusOK ||
+	if status := cmdtest.PostJSON(t, base+"/api/chain/verify", "serve-key", `{"full":true}`, &verdict); status != http.StatusOK ||
 		!verdict.Valid || verdict.Checked != calls || !verdict.HMACsChecked {
 		t.Fatalf("full verify over the API: %d %+v", status, verdict)
 	}
 
 	// Energy: 1245 tokens of gpt-4o (0.005 Wh per 1000), half in eu-north (30 g/kWh),
 	// half in the default region from CAIRN_REGION, eu-west (300 g/kWh).
-	status, body := clitest.GetURL(t, base+"/api/energy/summary", "serve-key")
+	status, body := cmdtest.GetURL(t, base+"/api/energy/summary", "serve-key")
 	var sum struct {
 		TotalCalls    int64   `json:"total_calls"`
 		TotalTokens   int64   `json:"total_tokens"`
@@ -128,17 +128,17 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		DefaultRegion string  `json:"default_region"`
 	}
 	if err := json.Unmarshal([]byte(body), &sum); err != nil || status != http.StatusOK || sum.TotalCalls != calls || sum.TotalTokens != 1245 ||
-		!clitest.CloseTo(sum.TotalWh, 0.006225) || sum.DefaultRegion != "eu-west" {
+		!cmdtest.CloseTo(sum.TotalWh, 0.006225) || sum.DefaultRegion != "eu-west" {
 		t.Fatalf("energy summary: %d %s", status, body)
 	}
 	whNorth := float64(100+102+104+106+108+5*20) / 1000 * 0.005
-	if want := whNorth/1000*30 + (0.006225-whNorth)/1000*300; !clitest.CloseTo(sum.TotalCO2Grams, want) {
+	if want := whNorth/1000*30 + (0.006225-whNorth)/1000*300; !cmdtest.CloseTo(sum.TotalCO2Grams, want) {
 		t.Errorf("CO2 %v g, want %v", sum.TotalCO2Grams, want)
 	}
 
 	// The rule file replaced the default rules.
 	var decision struct{ Decision string }
-	if status := clitest.PostJSON(t, base+"/api/policy/evaluate", "serve-key", `{"model":"claude-3-opus","prompt":"hi"}`, &decision); status != http.StatusOK || decision.Decision != "deny" {
+	if status := cmdtest.PostJSON(t, base+"/api/policy/evaluate", "serve-key", `{"model":"claude-3-opus","prompt":"hi"}`, &decision); status != http.StatusOK || decision.Decision != "deny" {
 		t.Errorf("policy: %d %+v", status, decision)
 	}
 
@@ -147,7 +147,7 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		Verdict  string
 		Answered int
 	}
-	if status := clitest.PostJSON(t, base+"/api/consensus/evaluate", "serve-key", `{"prompt":"What is the capital of France?"}`, &agreement); status != http.StatusOK ||
+	if status := cmdtest.PostJSON(t, base+"/api/consensus/evaluate", "serve-key", `{"prompt":"What is the capital of France?"}`, &agreement); status != http.StatusOK ||
 		agreement.Verdict != "consensus" || agreement.Answered != 2 {
 		t.Errorf("consensus: %d %+v", status, agreement)
 	}
@@ -157,7 +157,7 @@ func TestServeSealsSpansFromTheOTelSDK(t *testing.T) {
 		}
 	}
 
-	status, body = clitest.GetURL(t, base+"/api/layers", "serve-key")
+	status, body = cmdtest.GetURL(t, base+"/api/layers", "serve-key")
 	for _, want := range []string{`{"name":"otlp_ingestion","state":"active"`, `{"name":"energy","state":"active"`,
 		`{"name":"consensus","state":"active"`, `{"name":"policy","state":"active","detail":"1 rule (1 deny, 0 warn)"`,
 		`{"name":"signed_export","state":"available"`} {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/api"
-	"github.com/cairn-dev/cairn/internal/cli/clitest"
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/slowloris"
 )
 
@@ -46,7 +46,7 @@ func TestServeCutsOffSlowClients(t *testing.T) {
 		t.Fatalf("serve ended before it listened: %v", err)
 	}
 	served := func() error {
-		status, body := clitest.GetURL(t, url+"/api/chain/stats", "")
+		status, body := cmdtest.GetURL(t, url+"/api/chain/stats", "")
 		if status != http.StatusOK {
 			return fmt.Errorf("GET /api/chain/stats: %d %s", status, body)
 		}

@@ -1,7 +1,7 @@
-// Package clitest runs cairn commands in tests the way the binary runs them: under the
+// Package cmdtest runs cairn commands in tests the way the binary runs them: under the
 // process's environment (which the binary's main passes down), with the command's
 // output captured.
-package clitest
+package cmdtest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package clitest
+package cmdtest
 
 import (
 	"context"
