@@ -33,3 +33,5 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("cairn version -o yaml: %v", err)
 	}
 }
+
+const testSecretHex = cmdtest.SecretHex

@@ -234,7 +234,7 @@ func TestUploadProgressOnATerminal(t *testing.T) {
 		t.Fatalf("submit on a terminal: %v\n%s", err, out)
 	}
 	draws := strings.Count(string(out), "\rupload")
-	if maxDraws := int(took/redrawInterval) + 2; draws > maxDraws {
+	if maxDraws := int(took/cmdutil.RedrawInterval) + 2; draws > maxDraws {
 		t.Errorf("the upload bar was drawn %d times in %s, want at most %d", draws, took, maxDraws)
 	}
 	if !strings.Contains(string(out), "8.0 MiB / 8.0 MiB") || !strings.Contains(string(out), "/s") {

@@ -77,7 +77,7 @@ are wrong.`,
 			if newKeyPath == "" {
 				return cmdutil.UsageError{Err: errors.New("--new-private-key is required")}
 			}
-			newKey, err := loadPrivateKey(newKeyPath)
+			newKey, err := cmdutil.LoadPrivateKey(newKeyPath)
 			if err != nil {
 				return err
 			}

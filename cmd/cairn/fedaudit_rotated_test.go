@@ -72,8 +72,8 @@ func TestAuditTiesARotatedKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldKey, _ := loadPrivateKey(filepath.Join(dir, "old", "keys", "private.pem"))
-	newKey, _ := loadPrivateKey(newPriv)
+	oldKey, _ := cmdutil.LoadPrivateKey(filepath.Join(dir, "old", "keys", "private.pem"))
+	newKey, _ := cmdutil.LoadPrivateKey(newPriv)
 	msg := protocol.RotationMessage(string(newText), "2026-11-25T06:00:00Z")
 	f.routes["GET /federation/operator/"+id+"/keys"] = func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"operator_id": id, "federation": "ns/fed", "keys": []map[string]any{

@@ -91,7 +91,7 @@ func operatorKeys(t *testing.T, dir string) (priv, pub, id string) {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
 	priv, pub = filepath.Join(keys, "private.pem"), filepath.Join(keys, "public.pem")
-	key, err := loadPrivateKey(priv)
+	key, err := cmdutil.LoadPrivateKey(priv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,23 +157,10 @@ func (o *federationOptions) operator(service string, f operatorFlags) (*actingOp
 	if op.id == "" || op.keyPath == "" {
 		return nil, cmdutil.UsageError{Err: fmt.Errorf("--operator-id and --private-key are required: no operator is recorded for %s on this machine (register from it first)", service)}
 	}
-	if op.key, err = loadPrivateKey(op.keyPath); err != nil {
+	if op.key, err = cmdutil.LoadPrivateKey(op.keyPath); err != nil {
 		return nil, err
 	}
 	return op, nil
-}
-
-// loadPrivateKey reads an operator's PEM private key.
-func loadPrivateKey(path string) (ed25519.PrivateKey, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read private key: %w", err)
-	}
-	key, err := protocol.ParsePrivateKeyPEM(text)
-	if err != nil {
-		return nil, fmt.Errorf("private key %s: %w", path, err)
-	}
-	return key, nil
 }
 
 // trustFlags name the keys an offline check trusts; empty flags default to the pins.

@@ -79,7 +79,7 @@ func (o *registerOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.publicKey == "" || o.privateKey == "" || o.org == "" {
 		return cmdutil.UsageError{Err: errors.New("--public-key, --private-key and --org are required")}
 	}
-	key, err := loadPrivateKey(o.privateKey)
+	key, err := cmdutil.LoadPrivateKey(o.privateKey)
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (o *renameOptions) dryRunRename(cmd *cobra.Command, fo *federationOptions) 
 	if id == "" || keyPath == "" {
 		return cmdutil.UsageError{Err: errors.New("--operator-id and --private-key are required: no federation is recorded on this machine")}
 	}
-	key, err := loadPrivateKey(keyPath)
+	key, err := cmdutil.LoadPrivateKey(keyPath)
 	if err != nil {
 		return err
 	}

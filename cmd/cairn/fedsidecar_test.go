@@ -25,7 +25,7 @@ func TestSubmitSendsSidecars(t *testing.T) {
 	f := newFakeFederation(t)
 	dir := t.TempDir()
 	priv, _, id := operatorKeys(t, dir)
-	key, err := loadPrivateKey(priv)
+	key, err := cmdutil.LoadPrivateKey(priv)
 	if err != nil {
 		t.Fatal(err)
 	}

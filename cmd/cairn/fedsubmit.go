@@ -243,11 +243,11 @@ func sendExport(ctx context.Context, stderr io.Writer, c *client.Client, path st
 	if err != nil {
 		return nil, err
 	}
-	bar := newTransferBar(stderr, "upload")
-	defer bar.done()
+	bar := cmdutil.NewTransferBar(stderr, "upload")
+	defer bar.Done()
 	body := io.ReadSeeker(f)
 	if bar != nil {
-		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.update}
+		body = &countingReadSeeker{r: f, total: info.Size(), progress: bar.Update}
 	}
 	return c.SubmitWithSidecars(ctx, body, info.Size(), sidecars)
 }

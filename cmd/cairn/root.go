@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/cli/analysis"
+	"github.com/cairn-dev/cairn/internal/cli/chain"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/cli/dev"
 	"github.com/cairn-dev/cairn/internal/cli/keygen"
@@ -15,7 +16,7 @@ import (
 func newRootCommand() *cobra.Command {
 	root := cmdutil.NewRoot("cairn", "Tamper-evident audit chains for LLM calls, cross-anchored by a federation",
 		newVersionCommand(), manager.NewCommand(), dev.NewDevCommand(), keygen.NewCommand(), newFederationCommand(),
-		newChainCommand(), analysis.NewExportCommand(), analysis.NewVerifyExportCommand(), analysis.NewRegressionCommand(), analysis.NewEnergyCommand(),
+		chain.NewCommand(), analysis.NewExportCommand(), analysis.NewVerifyExportCommand(), analysis.NewRegressionCommand(), analysis.NewEnergyCommand(),
 		serve.NewCommand(), analysis.NewReplayCommand(), dev.NewDemoCommand())
 	root.Version = versionLine() // --version prints what `cairn version` does
 	root.SetVersionTemplate("{{.Version}}\n")

@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"bytes"
@@ -27,13 +27,13 @@ var cairnBinary struct {
 	err  error
 }
 
-// builtCairn returns the path of the cairn binary built from this package.
+// builtCairn returns the path of the cairn binary built from cmd/cairn.
 func builtCairn(t *testing.T) string {
 	t.Helper()
 	dir := cliBenchPath(t, "")
 	cairnBinary.once.Do(func() {
 		path := filepath.Join(dir, "cairn")
-		out, err := exec.Command("go", "build", "-o", path, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", path, "github.com/cairn-dev/cairn/cmd/cairn").CombinedOutput()
 		if err != nil {
 			cairnBinary.err = errors.New("go build: " + err.Error() + "\n" + string(out))
 			return

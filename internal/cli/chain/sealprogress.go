@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ func (p *sealProgress) done(t *sealTally) {
 func (p *sealProgress) draw(t *sealTally) {
 	of := ""
 	if p.size > 0 {
-		of = fmt.Sprintf(", %d%% of %s", min(t.bytes, p.size)*100/p.size, humanBytes(p.size))
+		of = fmt.Sprintf(", %d%% of %s", min(t.bytes, p.size)*100/p.size, cmdutil.HumanBytes(p.size))
 	}
 	rate := ""
 	if secs := time.Since(p.start).Seconds(); secs > 0 {

@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"bufio"
@@ -18,9 +18,15 @@ import (
 // sealBatchSize is how many spans `cairn chain seal` seals in one transaction.
 const sealBatchSize = 1000
 
+// chainSealOptions are `cairn chain seal`'s.
+type chainSealOptions struct {
+	cmdutil.ChainOptions
+	cmdutil.NoCompletion
+	file string
+}
+
 func newChainSealCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var file string
+	o := &chainSealOptions{}
 	cmd := &cobra.Command{
 		Use:   "seal --file SPANS.jsonl",
 		Short: "Seal spans from a JSON Lines file (- for standard input) into the chain",
@@ -37,26 +43,39 @@ So a seal that stopped, or ran twice, is finished by running it again.
 On a terminal, progress is shown on standard error. Ctrl-C stops after the batch being
 written: the command says which lines are sealed and exits 130.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return cmdutil.UsageError{Err: fmt.Errorf("--file is required (- reads standard input)")}
-			}
-			in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), file)
-			if err != nil {
-				return err
-			}
-			defer closeIn()
-			s, err := o.Create()
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			return runChainSeal(cmd, s, in, inputName(file), inputSize(in))
-		},
+		Example: `  # Seal the spans of a JSON Lines file, the secret from the environment
+  CAIRN_HMAC_SECRET=... cairn chain seal --db chain.db --file spans.jsonl
+
+  # Seal spans from standard input
+  otel-export | cairn chain seal --db chain.db --secret-file secret.hex -f -`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().StringVarP(&file, "file", "f", "", "JSON Lines file of spans, - for standard input")
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "JSON Lines file of spans, - for standard input")
 	return cmd
+}
+
+// Validate requires --file.
+func (o *chainSealOptions) Validate() error {
+	if o.file == "" {
+		return cmdutil.UsageError{Err: fmt.Errorf("--file is required (- reads standard input)")}
+	}
+	return nil
+}
+
+// Run seals the spans of the file into the chain, creating it when missing.
+func (o *chainSealOptions) Run(cmd *cobra.Command) error {
+	in, closeIn, err := cmdutil.OpenInput(cmd.InOrStdin(), o.file)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	s, err := o.Create()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	return runChainSeal(cmd, s, in, inputName(o.file), inputSize(in))
 }
 
 // lineBatch is up to sealBatchSize spans of the input, read and then parsed in the

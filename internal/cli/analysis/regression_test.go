@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/analysis"
-	clianalysis "github.com/cairn-dev/cairn/internal/cli/analysis"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
@@ -49,10 +48,10 @@ func TestRegressionCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// regression runs the command and decodes its one line of output.
-	regression := func(args ...string) (clianalysis.RegressionSummary, int, error) {
+	regression := func(args ...string) (RegressionSummary, int, error) {
 		t.Helper()
 		out, err := runCairn(t, append([]string{"regression"}, args...)...)
-		var sum clianalysis.RegressionSummary
+		var sum RegressionSummary
 		if out == "" && err != nil {
 			return sum, cmdutil.ExitCode(err), err
 		}
@@ -68,7 +67,7 @@ func TestRegressionCommand(t *testing.T) {
 	}
 
 	sum, code, err := regression(append(withSecret, "--window", "20")...)
-	want := clianalysis.RegressionSummary{RanAt: sum.RanAt, RunID: 1, Saved: true, Window: 20, ZThreshold: 3, EntriesConsidered: 20, FirstSeq: 1, LastSeq: 20,
+	want := RegressionSummary{RanAt: sum.RanAt, RunID: 1, Saved: true, Window: 20, ZThreshold: 3, EntriesConsidered: 20, FirstSeq: 1, LastSeq: 20,
 		DimensionsChecked:      []string{analysis.DimInputTokens, analysis.DimOutputTokens, analysis.DimLatencyMS},
 		DimensionsInsufficient: []string{analysis.DimCostUSD}, // gpt-4o has no price and the spans record no cost
 		Anomalies:              map[string]int{analysis.DimInputTokens: 0, analysis.DimOutputTokens: 0, analysis.DimCostUSD: 0, analysis.DimLatencyMS: 0},
@@ -82,7 +81,7 @@ func TestRegressionCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, code, err = regression(append(withSecret, "--window", "10", "--z-threshold", "2.5")...)
-	if code != clianalysis.ExitDrift || sum.RunID != 2 || sum.TotalAnomalies != 1 || sum.Anomalies[analysis.DimOutputTokens] != 1 ||
+	if code != ExitDrift || sum.RunID != 2 || sum.TotalAnomalies != 1 || sum.Anomalies[analysis.DimOutputTokens] != 1 ||
 		!reflect.DeepEqual(sum.SampleSeqs, map[string][]int64{analysis.DimOutputTokens: {21}}) || sum.FirstSeq != 17 || sum.LastSeq != 26 ||
 		!strings.Contains(err.Error(), "output_tokens 1 (seq 21)") {
 		t.Fatalf("drift: exit %d (%v), %+v", code, err, sum)
@@ -90,7 +89,7 @@ func TestRegressionCommand(t *testing.T) {
 
 	// --no-save needs no secret and writes nothing.
 	sum, code, _ = regression("--db", db, "--no-save", "--window", "10")
-	if code != clianalysis.ExitDrift || sum.RunID != 0 || sum.Saved || sum.RanAt.IsZero() || sum.TotalAnomalies != 1 {
+	if code != ExitDrift || sum.RunID != 0 || sum.Saved || sum.RanAt.IsZero() || sum.TotalAnomalies != 1 {
 		t.Fatalf("--no-save: exit %d, %+v", code, sum)
 	}
 	if sum, _, _ = regression(withSecret...); sum.RunID != 3 {

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/cli/keygen"
-	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
 
 func TestChainServiceServesUntilCanceled(t *testing.T) {
@@ -27,7 +26,7 @@ func TestChainServiceServesUntilCanceled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := serve.OpenChainService(db, secret, api.Options{APIKey: "the-key"})
+	svc, err := OpenChainService(db, secret, api.Options{APIKey: "the-key"})
 	if err != nil {
 		t.Fatal(err)
 	}

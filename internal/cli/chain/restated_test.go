@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func TestRestatedOriginalAgreesWithCairn(t *testing.T) {
 	if err := os.WriteFile(spansPath, lines, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join("..", "..", "hack", "bijotel_restated.py")
+	script := filepath.Join("..", "..", "..", "hack", "bijotel_restated.py")
 	restated := func(args ...string) (string, error) {
 		out, err := exec.Command(python, append([]string{script}, args...)...).CombinedOutput()
 		return string(out), err

@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"crypto/ed25519"
@@ -16,9 +16,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
+// chainImportOptions are `cairn chain import`'s.
+type chainImportOptions struct {
+	cmdutil.ChainOptions
+	from, exportTo, legacyHex, legacyFile, signKey string
+}
+
 func newChainImportCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var from, exportTo, legacyHex, legacyFile, signKey string
+	o := &chainImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "import --from LEGACY.db --into CHAIN.db",
 		Short: "Import a BIJOTEL chain file into a new Cairn chain, behind a bridge record",
@@ -39,58 +44,77 @@ Stop the original's writers first: rows sealed after the import began are not im
 Exit status: 0 imported (or already), 3 the legacy chain fails verification or changed
 since the import, 1 unreadable or refused, 2 bad arguments.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from == "" || o.DB == "" {
-				return cmdutil.UsageError{Err: errors.New("--from and --into are required")}
-			}
-			if exportTo == "" {
-				exportTo = strings.TrimSuffix(o.DB, ".db") + "-bijotel-export.json"
-			}
-			secret, err := o.Secret(true)
-			if err != nil {
-				return cmdutil.UsageError{Err: err}
-			}
-			legacySecret := secret
-			if legacyHex != "" || legacyFile != "" {
-				if legacySecret, err = store.LoadSecret(legacyHex, legacyFile); err != nil {
-					return cmdutil.UsageError{Err: fmt.Errorf("legacy secret: %w", err)}
-				}
-			}
-			var key ed25519.PrivateKey
-			if signKey != "" {
-				if key, err = loadPrivateKey(signKey); err != nil {
-					return err
-				}
-			}
-			legacy, err := legacydb.Open(from)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = legacy.Close() }()
-			into, err := store.Open(o.DB, secret)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = into.Close() }()
-			start := time.Now()
-			res, err := importer.Import(cmd.Context(), importer.Options{
-				Legacy: legacy, LegacySecret: legacySecret, Into: into, ExportPath: exportTo, SignKey: key,
-			})
-			if err != nil {
-				return err
-			}
-			return printImport(cmd, res, o.DB, exportTo, time.Since(start))
-		},
+		Example: `  # Import the original product's chain, writing its legacy export beside the new chain
+  CAIRN_HMAC_SECRET=... cairn chain import --from bijotel/chain.db --into chain.db
+
+  # With the legacy chain's own secret and a signed legacy export
+  cairn chain import --from bijotel/chain.db --into chain.db --secret-file secret.hex \
+    --legacy-secret-file bijotel-secret.hex --sign-key legacy-operator.pem`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the BIJOTEL chain file (its chain.db)")
+	cmd.Flags().StringVar(&o.from, "from", "", "the BIJOTEL chain file (its chain.db)")
 	cmd.Flags().StringVar(&o.DB, "into", "", "the Cairn chain file to create (or that holds this import already)")
 	cmd.Flags().StringVar(&o.SecretHex, "secret-hex", "", "the Cairn chain's HMAC secret in hex (prefer CAIRN_HMAC_SECRET)")
 	cmd.Flags().StringVar(&o.SecretFile, "secret-file", "", "file holding the Cairn chain's HMAC secret in hex")
-	cmd.Flags().StringVar(&legacyHex, "legacy-secret-hex", "", "the legacy chain's HMAC secret in hex (prefer BIJOTEL_HMAC_SECRET); default: the Cairn secret")
-	cmd.Flags().StringVar(&legacyFile, "legacy-secret-file", "", "file holding the legacy chain's HMAC secret in hex")
-	cmd.Flags().StringVar(&exportTo, "export-to", "", "where to write the legacy export (default: the --into path with -bijotel-export.json for .db)")
-	cmd.Flags().StringVar(&signKey, "sign-key", "", "the legacy operator key (PKCS #8 PEM): write a signed bijotel-chain-v2 export")
+	cmd.Flags().StringVar(&o.legacyHex, "legacy-secret-hex", "", "the legacy chain's HMAC secret in hex (prefer BIJOTEL_HMAC_SECRET); default: the Cairn secret")
+	cmd.Flags().StringVar(&o.legacyFile, "legacy-secret-file", "", "file holding the legacy chain's HMAC secret in hex")
+	cmd.Flags().StringVar(&o.exportTo, "export-to", "", "where to write the legacy export (default: the --into path with -bijotel-export.json for .db)")
+	cmd.Flags().StringVar(&o.signKey, "sign-key", "", "the legacy operator key (PKCS #8 PEM): write a signed bijotel-chain-v2 export")
 	return cmd
+}
+
+// Complete names the legacy export after --into unless --export-to does.
+func (o *chainImportOptions) Complete(*cobra.Command, []string) error {
+	if o.exportTo == "" && o.DB != "" {
+		o.exportTo = strings.TrimSuffix(o.DB, ".db") + "-bijotel-export.json"
+	}
+	return nil
+}
+
+// Validate requires --from and --into.
+func (o *chainImportOptions) Validate() error {
+	if o.from == "" || o.DB == "" {
+		return cmdutil.UsageError{Err: errors.New("--from and --into are required")}
+	}
+	return nil
+}
+
+// Run imports the legacy chain and prints what it did.
+func (o *chainImportOptions) Run(cmd *cobra.Command) error {
+	secret, err := o.Secret(true)
+	if err != nil {
+		return cmdutil.UsageError{Err: err}
+	}
+	legacySecret := secret
+	if o.legacyHex != "" || o.legacyFile != "" {
+		if legacySecret, err = store.LoadSecret(o.legacyHex, o.legacyFile); err != nil {
+			return cmdutil.UsageError{Err: fmt.Errorf("legacy secret: %w", err)}
+		}
+	}
+	var key ed25519.PrivateKey
+	if o.signKey != "" {
+		if key, err = cmdutil.LoadPrivateKey(o.signKey); err != nil {
+			return err
+		}
+	}
+	legacy, err := legacydb.Open(o.from)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = legacy.Close() }()
+	into, err := store.Open(o.DB, secret)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = into.Close() }()
+	start := time.Now()
+	res, err := importer.Import(cmd.Context(), importer.Options{
+		Legacy: legacy, LegacySecret: legacySecret, Into: into, ExportPath: o.exportTo, SignKey: key,
+	})
+	if err != nil {
+		return err
+	}
+	return printImport(cmd, res, o.DB, o.exportTo, time.Since(start))
 }
 
 // printImport says what the import did and how to check it.

@@ -1,4 +1,6 @@
-package main
+// Package chain is `cairn chain`, the chain owner's commands on the local HMAC chain:
+// seal spans into it, verify it, print its stats and import a BIJOTEL chain.
+package chain
 
 import (
 	"encoding/json"
@@ -10,7 +12,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
-func newChainCommand() *cobra.Command {
+// NewCommand returns `cairn chain` and its subcommands.
+func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chain",
 		Short: "Seal spans into, inspect and verify the local HMAC chain",
@@ -20,7 +23,7 @@ func newChainCommand() *cobra.Command {
 }
 
 func newChainVerifyCommand() *cobra.Command {
-	var o chainVerifyOptions
+	o := &chainVerifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify every entry of the chain (--smoke: only the first and last)",
@@ -59,44 +62,59 @@ failing seq and the reason are printed), 1 unreadable, 2 bad arguments.`,
   # a quick look at the first and last entries only
   cairn chain verify --db chain.db --smoke`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.addFlags(cmd)
 	return cmd
 }
 
+// chainStatsOptions are `cairn chain stats`'s.
+type chainStatsOptions struct {
+	cmdutil.ChainOptions
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	asJSON bool
+}
+
 func newChainStatsCommand() *cobra.Command {
-	var o cmdutil.ChainOptions
-	var asJSON bool
+	o := &chainStatsOptions{}
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Print the chain's size, range and head",
 		Args:  cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := o.Open(false)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = s.Close() }()
-			st, err := s.Stats(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
-			}
-			_, err = fmt.Fprintf(out, "entries         %d\nseq             %d..%d\nlast_hmac_hash  %s\nfirst           %s\nlast            %s\nfile            %d bytes\n",
-				st.Entries, st.FirstSeq, st.LastSeq, st.LastHMACHash,
-				nsTime(st.FirstTimestampNS), nsTime(st.LastTimestampNS), st.FileBytes)
-			return err
-		},
+		Example: `  # Size, range and head of the chain
+  cairn chain stats --db chain.db
+
+  # The same as JSON, for scripts
+  cairn chain stats --db chain.db --json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// Run prints the chain's stats, as text or JSON.
+func (o *chainStatsOptions) Run(cmd *cobra.Command) error {
+	s, err := o.Open(false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	st, err := s.Stats(cmd.Context())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	_, err = fmt.Fprintf(out, "entries         %d\nseq             %d..%d\nlast_hmac_hash  %s\nfirst           %s\nlast            %s\nfile            %d bytes\n",
+		st.Entries, st.FirstSeq, st.LastSeq, st.LastHMACHash,
+		nsTime(st.FirstTimestampNS), nsTime(st.LastTimestampNS), st.FileBytes)
+	return err
 }
 
 func nsTime(ns int64) string {

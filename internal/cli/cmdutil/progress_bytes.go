@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"fmt"
@@ -6,19 +6,17 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
-// redrawInterval is the least time between two draws of a transferBar: a few a second
+// RedrawInterval is the least time between two draws of a TransferBar: a few a second
 // are readable, while a draw per read (thousands a second) only floods the terminal.
-const redrawInterval = 200 * time.Millisecond
+const RedrawInterval = 200 * time.Millisecond
 
-// transferBar draws a transfer of bytes on a terminal, in human units with its rate:
+// TransferBar draws a transfer of bytes on a terminal, in human units with its rate:
 // "upload [#########.....]  45%  13.2 MiB / 29.1 MiB  8.4 MiB/s". It redraws at most
-// every redrawInterval, and once more at the end. On anything that is not a terminal it
+// every RedrawInterval, and once more at the end. On anything that is not a terminal it
 // is nil, and draws nothing.
-type transferBar struct {
+type TransferBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	label string
@@ -30,18 +28,18 @@ type transferBar struct {
 	draws    int
 }
 
-// newTransferBar returns a bar on w when w is a terminal, and nil otherwise; a nil bar's
+// NewTransferBar returns a bar on w when w is a terminal, and nil otherwise; a nil bar's
 // methods do nothing.
-func newTransferBar(w io.Writer, label string) *transferBar {
-	if cmdutil.NewProgressBar(w, label) == nil {
+func NewTransferBar(w io.Writer, label string) *TransferBar {
+	if NewProgressBar(w, label) == nil {
 		return nil
 	}
-	return &transferBar{w: w, label: label, now: time.Now}
+	return &TransferBar{w: w, label: label, now: time.Now}
 }
 
-// update records done of total bytes, drawing when redrawInterval has passed since the
+// Update records done of total bytes, drawing when RedrawInterval has passed since the
 // last draw or the transfer is complete. It is safe to call from any goroutine.
-func (t *transferBar) update(done, total int64) {
+func (t *TransferBar) Update(done, total int64) {
 	if t == nil || total <= 0 {
 		return
 	}
@@ -52,7 +50,7 @@ func (t *transferBar) update(done, total int64) {
 		t.start = now
 	}
 	complete := done >= total
-	if t.finished || (!t.last.IsZero() && now.Sub(t.last) < redrawInterval && !complete) {
+	if t.finished || (!t.last.IsZero() && now.Sub(t.last) < RedrawInterval && !complete) {
 		return
 	}
 	t.last, t.finished = now, complete
@@ -61,23 +59,23 @@ func (t *transferBar) update(done, total int64) {
 	filled := int(min(done, total) * width / total)
 	rate := ""
 	if secs := now.Sub(t.start).Seconds(); secs > 0 {
-		rate = "  " + humanBytes(int64(float64(done)/secs)) + "/s"
+		rate = "  " + HumanBytes(int64(float64(done)/secs)) + "/s"
 	}
 	_, _ = fmt.Fprintf(t.w, "\r%s [%s%s] %3d%%  %s / %s%s\x1b[K", t.label,
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), min(done, total)*100/total,
-		humanBytes(done), humanBytes(total), rate)
+		HumanBytes(done), HumanBytes(total), rate)
 }
 
-// done ends the bar's line.
-func (t *transferBar) done() {
+// Done ends the bar's line.
+func (t *TransferBar) Done() {
 	if t == nil || t.draws == 0 {
 		return
 	}
 	_, _ = fmt.Fprintln(t.w)
 }
 
-// humanBytes writes n bytes in binary units: "512 B", "1.5 KiB", "29.1 MiB".
-func humanBytes(n int64) string {
+// HumanBytes writes n bytes in binary units: "512 B", "1.5 KiB", "29.1 MiB".
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // apiDocPath is the chain service's documented API: each route with a request and a
 // response example, captured from `cairn serve` over apiDocChain.
 const (
-	apiDocPath  = "../../docs/API.md"
+	apiDocPath  = "../../../docs/API.md"
 	apiDocChain = "testdata/api-chain.jsonl"
 	// apiDocSecretHex is the secret the documented chain is sealed with.
 	apiDocSecretHex = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"

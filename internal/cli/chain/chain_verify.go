@@ -1,4 +1,4 @@
-package main
+package chain
 
 import (
 	"encoding/json"
@@ -91,8 +91,14 @@ type verifyLegacyDB struct {
 	Note         string `json:"note"`
 }
 
-// run verifies the chain and prints the outcome, as text or as one JSON document.
-func (o *chainVerifyOptions) run(cmd *cobra.Command) error {
+// Complete needs nothing: the flags are the options.
+func (o *chainVerifyOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate leaves the checks of the flags to Run, which reports them in its document.
+func (o *chainVerifyOptions) Validate() error { return nil }
+
+// Run verifies the chain and prints the outcome, as text or as one JSON document.
+func (o *chainVerifyOptions) Run(cmd *cobra.Command) error {
 	start := time.Now()
 	doc := &verifyDocument{Mode: "full", Format: "cairn", CheckedRanges: []checkedRange{}}
 	if o.smoke {
