@@ -122,7 +122,7 @@ func (r *FederationOperatorReconciler) register(ctx context.Context, fo *fv1.Fed
 	}
 	fo.Status.OperatorID = fv1.OperatorID(protocol.OperatorID(pub))
 	if err := federation.ProvesPossession(fo, pub); err != nil {
-		return r.reject(fo, fv1.ReasonSignatureInvalid, err.Error()), nil
+		return r.reject(fo, fv1.ReasonSignatureInvalid, fmt.Sprintf("%s: %v", federation.ProofField(fo), err)), nil
 	}
 	if fo.Status.Phase != fv1.PhasePending { // a Pending operator passed it when it was decided
 		switch err := federation.CheckChallengeUse(ctx, r.Client, r.records(), r.namespaceFederation(ctx, fo.Namespace), fo); {

@@ -131,7 +131,7 @@ func (v *OperatorValidator) validate(ctx context.Context, old, fo *fv1.Federatio
 // knows, and the controller takes its history from the log or rejects it.
 func (v *OperatorValidator) validateRegistration(ctx context.Context, fo *fv1.FederationOperator, pub ed25519.PublicKey) error {
 	if err := federation.ProvesPossession(fo, pub); err != nil && !rotatedHere(fo, pub) {
-		return refuseOperator(fo, field.Invalid(field.NewPath("spec", "proofOfPossession"), omit,
+		return refuseOperator(fo, field.Invalid(field.NewPath("spec", federation.ProofField(fo)), omit,
 			fmt.Sprintf("%s: %v (sign \"register <orgName> <fingerprint>\" with the key of publicKeyPEM)", fv1.ReasonSignatureInvalid, err)))
 	}
 	if err := validateRegistrationRename(fo, pub, fv1.OperatorID(protocol.OperatorID(pub)), v.now()); err != nil {

@@ -34,21 +34,22 @@
 //
 // A challenge is accepted once. Using one creates a ConfigMap named from the SHA-256 of
 // the nonce in the Federation's namespace, labelled as a used challenge and annotated with
-// its expiry: Create is atomic across replicas, so a second use meets AlreadyExists and is
+// its expiry and, for a registration, the FederationOperator and org name it was used for: Create is atomic across replicas, so a second use meets AlreadyExists and is
 // refused 401 challenge_replayed. Records past their expiry are deleted by every
 // replica's collector (a used nonce that expired fails its expiry check anyway).
 //
 // # Registration proof
 //
-// The FederationOperator controller registers only a spec whose proofOfPossession
-// verifies: the key's signature over "register <org_name> <fingerprint>". The API cannot
-// make that signature without the operator's private key, and the signed challenge proves
-// nothing to the controller unless the controller trusts the server's word that the
-// challenge was issued and unused. So POST /federation/register requires the client to
-// send both signatures: nonce_signature (the seed's, over the challenge) proves the
-// request is fresh and once; proof_of_possession (the GitOps form) is written into the
-// spec, where the controller re-verifies it with no trust in this server, exactly as it
-// does for kubectl apply.
+// The FederationOperator controller registers only a spec whose proof of possession
+// verifies under its key. The API writes the proof into the spec it creates: the client's
+// proof_of_possession (the GitOps form, the key's signature over "register <org_name>
+// <fingerprint>") when it sent one, else the challenge and its nonce_signature
+// (spec.challengeProof), so that the seed's body alone registers. The controller checks a
+// challenge proof itself rather than take this server's word: the signature under the
+// spec key, and, when it decides the registration, the challenge's MAC under the
+// challenge key, that the object was created before the challenge expired, and that the
+// used-challenge record names the object and the org name (federation.CheckChallengeUse).
+// A kubectl-applied challengeProof has no such record and is rejected.
 //
 // # Reads
 //

@@ -57,7 +57,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // application/json, never sniffed: messages are written to be read
+	enc.SetEscapeHTML(false) // application/json, which no browser renders as HTML: messages are meant to be read
 	_ = enc.Encode(v)
 }
 

@@ -299,7 +299,7 @@ func (s *Server) routes() []route {
 				"and, for the last rotation, the operator's signed statement. An auditor checks them against the log to tie an export " +
 				"signed by a rotated key to its operator (cairn federation audit --fetch-records).",
 			handler: http.HandlerFunc(s.serveOperatorKeys), response: operatorKeys{},
-			params:  []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
+			params: []paramDoc{{in: "path", name: "id", description: "The operator ID, such as op_34750f98bd59fcfc."}},
 			errors: []errorDoc{
 				{http.StatusBadRequest, []string{"invalid_operator_id"}, "The ID is not op_ and 16 lowercase hex."},
 				{http.StatusNotFound, []string{"operator_not_found"}, "No operator of that ID that the controller registered."},

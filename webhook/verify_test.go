@@ -24,7 +24,16 @@ import (
 
 // allChecks are the checks every verification reports.
 var allChecks = []string{"pubkey_matches_expected", "signature_verified", "cross_anchor_hash_recomputed", "bound",
-	"federation_key_in_history", "tlog_inclusion_verified", "participants_verified"}
+	"federation_key_in_history", "tlog_inclusion_verified", "participants_verified",
+	"federation_signature_verified", "tlog_entry_present", "tlog_inclusion_proof_valid"}
+
+// seedSigned is the seed's operator_signatures_verified of an answer's checks.
+func seedSigned(c map[string]any) []any {
+	GinkgoHelper()
+	ids, ok := c["operator_signatures_verified"].([]any)
+	Expect(ok).To(BeTrue(), "operator_signatures_verified is an array of operator IDs: %v", c["operator_signatures_verified"])
+	return ids
+}
 
 // checks returns a verification's checks.
 func checks(a answer) map[string]any {
@@ -32,9 +41,14 @@ func checks(a answer) map[string]any {
 	c, ok := a.body["checks"].(map[string]any)
 	Expect(ok).To(BeTrue(), string(a.raw))
 	for _, name := range allChecks {
-		Expect(c).To(HaveKey(name), string(a.raw))
+		Expect(c).To(HaveKeyWithValue(name, BeAssignableToTypeOf(true)), string(a.raw))
 	}
-	return c
+	seedSigned(c)
+	bools := make(map[string]any, len(allChecks))
+	for _, name := range allChecks {
+		bools[name] = c[name]
+	}
+	return bools
 }
 
 var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
@@ -43,6 +57,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 		s          *Server
 		alice, bob registrant
 		aliceID    string
+		bobID      string
 		subA, subB *fv1.Submission
 		honest     *fv1.CrossAnchor
 	)
@@ -51,7 +66,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 		s = f.serverWith(Options{LogDir: logDir})
 		alice, bob = newRegistrant("Verify Alice"), newRegistrant("Verify Bob")
 		aliceID = f.register(s, alice)
-		bobID := f.register(s, bob)
+		bobID = f.register(s, bob)
 		f.submit(alice, aliceID, "verify-alice-1", 0, 5)
 		f.submit(bob, bobID, "verify-bob-1", 0, 9)
 		subA, subB = f.submission("verify-alice-1"), f.submission("verify-bob-1")
@@ -64,6 +79,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 		for name, ok := range checks(a) {
 			Expect(ok).To(BeTrue(), name+": "+string(a.raw))
 		}
+		Expect(seedSigned(a.body["checks"].(map[string]any))).To(ConsistOf(aliceID, bobID), "every participant's signatures verified")
 		Expect(a.body).To(HaveKeyWithValue("valid", true))
 		Expect(a.body).To(HaveKeyWithValue("reason", BeNil()))
 		Expect(a.body).To(HaveKeyWithValue("anchor_id", "anchor-20261102-001"))
@@ -101,6 +117,9 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 				g.Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
 				c := checks(a)
 				g.Expect(c).To(HaveKeyWithValue("signature_verified", false))
+				g.Expect(c).To(HaveKeyWithValue("federation_signature_verified", false), "the seed's name of the failing signature")
+				g.Expect(c).To(HaveKeyWithValue("tlog_entry_present", false))
+				g.Expect(c).To(HaveKeyWithValue("tlog_inclusion_proof_valid", false))
 				g.Expect(c).To(HaveKeyWithValue("cross_anchor_hash_recomputed", true), "the hash covers the participants and anchoredAt only")
 				g.Expect(c).To(HaveKeyWithValue("tlog_inclusion_verified", false), "the controller never logs a forged anchor")
 				g.Expect(a.body).To(HaveKeyWithValue("valid", false))
@@ -136,6 +155,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			Expect(c).To(HaveKeyWithValue("cross_anchor_hash_recomputed", true))
 			Expect(c).To(HaveKeyWithValue("signature_verified", true), "self-consistent")
 			Expect(c).To(HaveKeyWithValue("federation_key_in_history", false))
+			Expect(c).To(HaveKeyWithValue("federation_signature_verified", false), "signed, but not by the federation")
 			Expect(c).To(HaveKeyWithValue("pubkey_matches_expected", false))
 			Expect(c).To(HaveKeyWithValue("bound", false))
 			Expect(c).To(HaveKeyWithValue("tlog_inclusion_verified", false), "the controller never logs a forged anchor")
@@ -194,6 +214,9 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			c := checks(a)
 			g.Expect(c).To(HaveKeyWithValue("participants_verified", false))
 			g.Expect(a.body).To(HaveKeyWithValue("failed_participants", ConsistOf(aliceID)), "only Alice's submission is forged")
+			g.Expect(seedSigned(a.body["checks"].(map[string]any))).To(ConsistOf(bobID), "Alice's signature did not verify")
+			g.Expect(c).To(HaveKeyWithValue("federation_signature_verified", true))
+			g.Expect(c).To(HaveKeyWithValue("tlog_inclusion_proof_valid", true))
 			g.Expect(c).To(HaveKeyWithValue("signature_verified", true))
 			g.Expect(c).To(HaveKeyWithValue("tlog_inclusion_verified", true))
 			g.Expect(a.body).To(HaveKeyWithValue("valid", false))
@@ -206,6 +229,8 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 				a := do(f.serverWith(Options{LogDir: dir}), http.MethodGet, "/federation/verify/anchor-20261102-001", nil)
 				Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
 				Expect(checks(a)).To(HaveKeyWithValue("tlog_inclusion_verified", false))
+				Expect(checks(a)).To(HaveKeyWithValue("tlog_entry_present", false))
+				Expect(checks(a)).To(HaveKeyWithValue("tlog_inclusion_proof_valid", false))
 				Expect(checks(a)).To(HaveKeyWithValue("signature_verified", true))
 				Expect(a.body).To(HaveKeyWithValue("valid", false))
 				Expect(a.body["reason"]).To(ContainSubstring("log unreachable"))
@@ -234,6 +259,7 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			a := do(f.serverWith(Options{LogDir: root}), http.MethodGet, "/federation/verify/anchor-20261102-001", nil)
 			Expect(a.status).To(Equal(http.StatusOK), string(a.raw))
 			Expect(checks(a)).To(HaveKeyWithValue("tlog_inclusion_verified", false))
+			Expect(checks(a)).To(HaveKeyWithValue("tlog_entry_present", false), "the log has no entry there")
 			Expect(a.body).To(HaveKeyWithValue("valid", false))
 			Expect(a.body["reason"]).To(ContainSubstring("no entry at the anchor's log index"))
 		})
@@ -246,6 +272,8 @@ var _ = Describe("GET /federation/verify/{id}", Ordered, func() {
 			Eventually(func(g Gomega) {
 				a := do(s, http.MethodGet, "/federation/verify/anchor-20261102-006", nil)
 				g.Expect(checks(a)).To(HaveKeyWithValue("tlog_inclusion_verified", false))
+				g.Expect(checks(a)).To(HaveKeyWithValue("tlog_entry_present", true), "an entry is there, another one")
+				g.Expect(checks(a)).To(HaveKeyWithValue("tlog_inclusion_proof_valid", false))
 				g.Expect(a.body["reason"]).To(ContainSubstring("not this anchor's record"))
 				g.Expect(a.body).To(HaveKeyWithValue("tlog_log_index", BeNil()))
 			}).Should(Succeed())

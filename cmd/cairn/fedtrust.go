@@ -70,7 +70,8 @@ func newFederationTrustCommand(fo *federationOptions) *cobra.Command {
 		Long: `Fetch the keys a federation presents (GET /federation/status), show their
 fingerprints, and pin them for the federation in <config-dir>/federations/<host>/, as ssh
 does on a first connection. Compare the fingerprints with those the federation's
-administrators publish (kubectl get federation shows them) before saying yes.
+administrators publish (the Federation's status.publicKeyFingerprint, its public page)
+before saying yes.
 
 Every command that talks to the federation then checks the keys it presents against the
 pins before sending anything, and refuses other keys; after a federation rotated its key,

@@ -38,7 +38,7 @@ const (
 // message the text. Code repeats the code under the name earlier releases gave it, so
 // clients that read code keep working.
 type errorBody struct {
-	Error   string `json:"error" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, cross_origin_refused, not_found, method_not_allowed, host_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid, no_provider or internal; earlier releases put the message here, and give it as message now" example:"\"not_found\""`
+	Error   string `json:"error" doc:"what went wrong, for programs: bad_json, bad_parameter, bad_request, body_too_large, unsupported_media_type, unauthorized, cross_origin_refused, not_found, method_not_allowed, host_not_allowed, empty_chain, no_signing_key, no_secret, chain_invalid, no_provider or internal (earlier releases put the message here; it is in message now)" example:"\"not_found\""`
 	Message string `json:"message" doc:"what went wrong, for people" example:"\"the chain has no entry with seq 12\""`
 	Code    string `json:"code" doc:"the same code as error, under the name earlier releases gave it" example:"\"not_found\""`
 }

@@ -8,9 +8,10 @@
 //	federations/<host>/federation.pem the federation public key pinned at registration
 //	federations/<host>/log.pem        the transparency log key pinned at registration
 //
-// Pins work as ssh's known hosts: the first registration with a federation trusts the
-// keys it presents; later answers signed by another key are refused until the user says
-// to trust the new one. Files are written whole (a temporary file renamed into place) and
+// Pins work as ssh's known hosts: the first contact with a federation (its registration,
+// cairn federation trust, or any command under TrustOnFirstUse) trusts the keys it
+// presents; later answers signed by another key are refused until the user says to trust
+// the new one. Dir.Trust decides, before a command sends anything else. Files are written whole (a temporary file renamed into place) and
 // readable by the user alone.
 package clientconfig
 

@@ -132,18 +132,21 @@ func orgDigest(orgName string) string {
 // proofOfPossession over "register <orgName> <fingerprint>" when it has one, else the
 // signature of its challengeProof over the challenge. It checks nothing of the
 // challenge's issue, age or use (CheckChallengeUse does, once, at registration).
+// Its errors do not name the field; ProofField does.
 func ProvesPossession(fo *fv1.FederationOperator, pub ed25519.PublicKey) error {
-	switch cp := fo.Spec.ChallengeProof; {
-	case fo.Spec.ProofOfPossession != "" || cp == nil:
-		if err := protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession)); err != nil {
-			return fmt.Errorf("proofOfPossession: %w", err)
-		}
-	default:
-		if err := protocol.VerifyChallenge(pub, cp.Nonce, string(cp.Signature)); err != nil {
-			return fmt.Errorf("challengeProof: %w", err)
-		}
+	if ProofField(fo) == "proofOfPossession" {
+		return protocol.VerifyRegistration(pub, fo.Spec.OrgName, string(fo.Spec.ProofOfPossession))
 	}
-	return nil
+	return protocol.VerifyChallenge(pub, fo.Spec.ChallengeProof.Nonce, string(fo.Spec.ChallengeProof.Signature))
+}
+
+// ProofField names the spec field that is fo's proof of possession: proofOfPossession
+// when set or when there is no challengeProof, else challengeProof.
+func ProofField(fo *fv1.FederationOperator) string {
+	if fo.Spec.ProofOfPossession != "" || fo.Spec.ChallengeProof == nil {
+		return "proofOfPossession"
+	}
+	return "challengeProof"
 }
 
 // CheckChallengeUse checks, for fo registering with a challengeProof (and no

@@ -21,18 +21,25 @@ import (
 // default maximum export batch.
 const benchSpansPerRequest = 512
 
-// benchRequests builds n distinct requests of benchSpansPerRequest chat spans each, with
-// the attributes a typical gen_ai instrumentation records, and returns them encoded.
+// benchRequest builds request r of a stream of requests of benchSpansPerRequest chat
+// spans each, with the attributes a typical gen_ai instrumentation records, and returns it
+// encoded. Every request's spans have their own ids: sent again, they would be sealed once.
+func benchRequest(b *testing.B, r int, encode func(ptraceotlp.ExportRequest) ([]byte, error)) []byte {
+	b.Helper()
+	td := genaispans.Batch(r, benchSpansPerRequest, "billing-assistant", 1795262401000000000+uint64(r)*1e9)
+	body, err := encode(ptraceotlp.NewExportRequestFromTraces(td))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// benchRequests returns requests 0 to n-1 of benchRequest's stream.
 func benchRequests(b *testing.B, n int, encode func(ptraceotlp.ExportRequest) ([]byte, error)) [][]byte {
 	b.Helper()
 	out := make([][]byte, n)
 	for r := range out {
-		td := genaispans.Batch(r, benchSpansPerRequest, "billing-assistant", 1795262401000000000+uint64(r)*1e9)
-		body, err := encode(ptraceotlp.NewExportRequestFromTraces(td))
-		if err != nil {
-			b.Fatal(err)
-		}
-		out[r] = body
+		out[r] = benchRequest(b, r, encode)
 	}
 	return out
 }
@@ -61,14 +68,15 @@ func BenchmarkIngest(b *testing.B) {
 		{"protobuf/2 clients", protobuf, map[string]string{"Content-Type": protobufType}, false, 2},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			bodies := benchRequests(b, 16, bc.encode)
-			if bc.gzip {
-				for i := range bodies {
-					bodies[i] = gzipped(b, bodies[i])
+			request := func(i int) []byte { // a new request each time: see benchRequest
+				body := benchRequest(b, i, bc.encode)
+				if bc.gzip {
+					body = gzipped(b, body)
 				}
+				return body
 			}
 			st := openStore(b, testSecret)
-			n := ingest(b, st, bodies, bc.headers, bc.clients)
+			n := ingest(b, st, request, bc.headers, bc.clients)
 			b.ReportMetric(float64(n*benchSpansPerRequest)/b.Elapsed().Seconds(), "spans/s")
 			if stats, err := st.Stats(context.Background()); err != nil || stats.Entries != int64(n*benchSpansPerRequest) {
 				b.Fatalf("chain has %d entries (%v), want %d", stats.Entries, err, n*benchSpansPerRequest)
@@ -78,25 +86,24 @@ func BenchmarkIngest(b *testing.B) {
 
 	b.Run("seal only", func(b *testing.B) {
 		st := openStore(b, testSecret)
-		var batches [][]protocol.SpanBody
-		for _, body := range benchRequests(b, 16, func(r ptraceotlp.ExportRequest) ([]byte, error) { return r.MarshalProto() }) {
-			req := ptraceotlp.NewExportRequest()
-			if err := req.UnmarshalProto(body); err != nil {
-				b.Fatal(err)
-			}
-			var batch []protocol.SpanBody
-			for _, span := range req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+		batch := func(r int) []protocol.SpanBody { // a new batch each time: see benchRequest
+			var out []protocol.SpanBody
+			td := genaispans.Batch(r, benchSpansPerRequest, "billing-assistant", 1795262401000000000+uint64(r)*1e9)
+			for _, span := range td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
 				sb, err := otlp.SpanBody(span)
 				if err != nil {
 					b.Fatal(err)
 				}
-				batch = append(batch, sb)
+				out = append(out, sb)
 			}
-			batches = append(batches, batch)
+			return out
 		}
 		n := 0
 		for b.Loop() {
-			if _, err := st.Seal(b.Context(), batches[n%len(batches)]); err != nil {
+			b.StopTimer()
+			bodies := batch(n)
+			b.StartTimer()
+			if _, err := st.SealOnce(b.Context(), bodies); err != nil {
 				b.Fatal(err)
 			}
 			n++
@@ -105,9 +112,10 @@ func BenchmarkIngest(b *testing.B) {
 	})
 }
 
-// ingest sends bodies, in turn, through a handler sealing into s over real HTTP, clients
-// requests at a time, for b's loop, and returns the number of requests sent.
-func ingest(b *testing.B, s chain.Sealer, bodies [][]byte, headers map[string]string, clients int) int {
+// ingest sends request(0), request(1), ... through a handler sealing into s over real
+// HTTP, clients requests at a time, for b's loop, and returns the number of requests
+// sent. The requests are made with the timer stopped.
+func ingest(b *testing.B, s chain.Sealer, request func(i int) []byte, headers map[string]string, clients int) int {
 	h, err := otlp.NewHandler(s)
 	if err != nil {
 		b.Fatal(err)
@@ -115,8 +123,8 @@ func ingest(b *testing.B, s chain.Sealer, bodies [][]byte, headers map[string]st
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := srv.Client()
-	send := func(i int) {
-		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/traces", bytes.NewReader(bodies[i%len(bodies)]))
+	send := func(body []byte) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/traces", bytes.NewReader(body))
 		if err != nil {
 			b.Error(err)
 			return
@@ -131,15 +139,21 @@ func ingest(b *testing.B, s chain.Sealer, bodies [][]byte, headers map[string]st
 		}
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			b.Errorf("request %d: %s", i, resp.Status)
+			b.Errorf("request: %s", resp.Status)
 		}
 	}
-	b.SetBytes(int64(len(bodies[0]) * clients))
+	b.SetBytes(int64(len(request(0)) * clients))
 	n := 0
+	bodies := make([][]byte, clients)
 	for b.Loop() {
+		b.StopTimer()
+		for c := range bodies {
+			bodies[c] = request(n + c)
+		}
+		b.StartTimer()
 		var wg sync.WaitGroup
-		for c := range clients {
-			wg.Go(func() { send(n + c) })
+		for _, body := range bodies {
+			wg.Go(func() { send(body) })
 		}
 		wg.Wait()
 		n += clients
@@ -161,7 +175,7 @@ func (s *countingSealer) Seal(_ context.Context, bodies []protocol.SpanBody) ([]
 func BenchmarkIngestHandler(b *testing.B) {
 	bodies := benchRequests(b, 16, func(r ptraceotlp.ExportRequest) ([]byte, error) { return r.MarshalProto() })
 	var s countingSealer
-	n := ingest(b, &s, bodies, map[string]string{"Content-Type": protobufType}, 1)
+	n := ingest(b, &s, func(i int) []byte { return bodies[i%len(bodies)] }, map[string]string{"Content-Type": protobufType}, 1)
 	b.ReportMetric(float64(n*benchSpansPerRequest)/b.Elapsed().Seconds(), "spans/s")
 	if got := s.bodies.Load(); got != int64(n*benchSpansPerRequest) {
 		b.Fatalf("the handler passed on %d bodies, want %d", got, n*benchSpansPerRequest)

@@ -21,6 +21,9 @@
 // created with mode 0600 (SQLite gives the -wal and -shm files the same mode): the file is
 // an operator's record, and readable by no one else.
 //
+// SealOnce seals each span once: a span whose trace_id and span_id the chain holds with the
+// same content is skipped, one it holds with other content refused (sealonce.go).
+//
 // Checks reuse pkg/protocol: protocol.NewEntry seals, protocol.CheckEntry checks an entry
 // on its own (shape, body hash, columns, HMAC) and the store checks seq and links in
 // order, the way protocol.VerifyExport does for an export.

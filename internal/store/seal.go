@@ -55,7 +55,7 @@ func (s *Store) Prepare(bodies []protocol.SpanBody) *Batch {
 
 // SealBatch is Seal of the bodies b was prepared from.
 func (s *Store) SealBatch(ctx context.Context, b *Batch) ([]*protocol.Entry, error) {
-	if err := s.sealBatch(ctx, b, nil); err != nil {
+	if err := s.sealBatch(ctx, b, nil); err != nil || len(b.p.entries) == 0 {
 		return nil, err
 	}
 	return b.p.entries, nil

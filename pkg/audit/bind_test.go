@@ -106,3 +106,20 @@ func TestParticipantWithoutExportIsPartial(t *testing.T) {
 		t.Fatalf("%s %+v", rep.Verdict, rep)
 	}
 }
+
+// TestBeyondAuditIsNotPartial: a check no auditor can make (the entries' HMACs) is shown
+// but does not make the audit partial; any other skip does.
+func TestBeyondAuditIsNotPartial(t *testing.T) {
+	rep := &Report{}
+	rep.Pass("receipt", "federation_signature", "")
+	rep.Beyond("export", protocol.Check{Name: protocol.CheckHMACs, Skipped: true, Detail: "no secret"})
+	rep.Finish()
+	if rep.Verdict != Passed || len(rep.Checks) != 2 {
+		t.Fatalf("%s %+v, want passed with the HMAC check shown", rep.Verdict, rep.Checks)
+	}
+	rep.Skip("log", "tlog_entry", "not read")
+	rep.Finish()
+	if rep.Verdict != Partial {
+		t.Fatalf("%s, want partial", rep.Verdict)
+	}
+}

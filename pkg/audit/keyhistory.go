@@ -16,8 +16,8 @@ import (
 // rotation's logged record and the log's proof of it, and its submissions.
 type Records struct {
 	// Service is the federation the records were read from; FetchedAt when (RFC 3339).
-	Service   string             `json:"service"`
-	FetchedAt string             `json:"fetched_at"`
+	Service   string            `json:"service"`
+	FetchedAt string            `json:"fetched_at"`
 	Operators []OperatorRecords `json:"operators"`
 }
 

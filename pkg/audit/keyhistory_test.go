@@ -178,4 +178,3 @@ func hasFailed(rep *Report, subject, name string) bool {
 	}
 	return false
 }
-

@@ -19,7 +19,9 @@
 // exponential backoff, honouring Retry-After (one longer than MaxBackoff is returned at
 // once rather than waited for); a GET is also retried after a transport
 // failure; no other answer is retried, and a POST never after a transport failure
-// (the server may have acted on it).
+// (the server may have acted on it). No connection at all (refused, or a host name that
+// does not resolve) is an *UnreachableError at once, never retried. WithRetryNotice tells
+// the caller of each retry before its wait.
 //
 // The package imports only the standard library and pkg/protocol: no Kubernetes.
 package client

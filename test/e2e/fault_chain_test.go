@@ -147,7 +147,9 @@ func postSpans(ctx context.Context, url string, batch, n int) int {
 
 // chainStat is what `cairn chain stats --json` prints that the test reads.
 type chainStat struct {
-	Entries, FirstSeq, LastSeq int64
+	Entries  int64 `json:"entries"`
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
 }
 
 var statsMu sync.Mutex

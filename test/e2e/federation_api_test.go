@@ -143,17 +143,26 @@ func runFederationStory(t *testing.T, c client.Client, kubeconfig, ns string, lo
 	}
 
 	var verdict struct {
-		AnchorID string          `json:"anchor_id"`
-		Valid    bool            `json:"valid"`
-		Checks   map[string]bool `json:"checks"`
+		AnchorID string         `json:"anchor_id"`
+		Valid    bool           `json:"valid"`
+		Checks   map[string]any `json:"checks"`
 	}
 	api.do(http.MethodGet, "/federation/verify/"+anchored.AnchorID, nil, "", http.StatusOK, &verdict)
 	if !verdict.Valid || len(verdict.Checks) == 0 {
 		t.Fatalf("GET /federation/verify/%s: %+v, want valid with its checks", anchored.AnchorID, verdict)
 	}
-	for name, ok := range verdict.Checks {
-		if !ok {
-			t.Errorf("GET /federation/verify/%s: check %s is false", anchored.AnchorID, name)
+	for name, v := range verdict.Checks {
+		switch v := v.(type) {
+		case bool:
+			if !v {
+				t.Errorf("GET /federation/verify/%s: check %s is false", anchored.AnchorID, name)
+			}
+		case []any: // operator_signatures_verified: the operator IDs
+			if name != "operator_signatures_verified" || len(v) != len(ops) {
+				t.Errorf("GET /federation/verify/%s: check %s is %v", anchored.AnchorID, name, v)
+			}
+		default:
+			t.Errorf("GET /federation/verify/%s: check %s is %v", anchored.AnchorID, name, v)
 		}
 	}
 }

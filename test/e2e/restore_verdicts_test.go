@@ -59,7 +59,7 @@ func (d *verdictDrill) decide(api *apiClient, token string) {
 	if answer.Phase != "Suspended" {
 		api.t.Fatalf("suspend: phase %s", answer.Phase)
 	}
-	d.withdrawn.mustRun("federation", "withdraw")
+	d.withdrawn.mustRun("federation", "withdraw", "--yes")
 }
 
 // check proves, on the restored federation (kubeconfig, API at api), that every decision

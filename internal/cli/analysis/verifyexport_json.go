@@ -43,6 +43,8 @@ type exportVerdictJSON struct {
 	Notes             []string `json:"notes,omitempty"`
 	// Error says why the export does not verify; absent when it does.
 	Error string `json:"error,omitempty"`
+	// ExitCode is the command's exit status, as federation verify --json gives it.
+	ExitCode int `json:"exit_code"`
 }
 
 // writeExportReportJSON prints the verdict on a cairn-chain-v2 export (report may be nil
@@ -101,6 +103,7 @@ func verifyLegacyExportJSON(w io.Writer, in io.Reader, secret []byte, pub ed2551
 
 // jsonVerdict writes v and returns err as printed.
 func jsonVerdict(w io.Writer, v exportVerdictJSON, err error) error {
+	v.ExitCode = cmdutil.ExitCode(err)
 	if werr := cmdutil.WriteJSON(w, v); werr != nil {
 		return werr
 	}

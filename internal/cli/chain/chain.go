@@ -90,7 +90,7 @@ func newChainStatsCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.AddFlags(cmd)
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON, with the names of GET /api/chain/stats (first_seq, last_seq, …)")
 	return cmd
 }
 

@@ -9,8 +9,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/cairn-dev/cairn/internal/bijotel/bijoteltest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/pkg/bijotel"
 )
 
 // tamperedChain seals 26 spans into a new chain and changes one character of entry 10's
@@ -105,9 +107,11 @@ type verifyDoc struct {
 		Reason  string `json:"reason"`
 		Message string `json:"message"`
 	} `json:"first_failure"`
-	WrongSecret bool    `json:"wrong_secret"`
-	Error       string  `json:"error"`
-	ElapsedMS   float64 `json:"elapsed_ms"`
+	WrongSecret bool            `json:"wrong_secret"`
+	Error       string          `json:"error"`
+	ElapsedMS   float64         `json:"elapsed_ms"`
+	Import      json.RawMessage `json:"import"`
+	Legacy      json.RawMessage `json:"bijotel"`
 }
 
 func verifyJSON(t *testing.T, args ...string) (verifyDoc, int) {
@@ -157,5 +161,28 @@ func TestChainVerifyJSON(t *testing.T) {
 	doc, code = verifyJSON(t, append(with, "--range", "9:3")...)
 	if code != cmdutil.ExitUsage || doc.Valid || doc.Status != "error" || doc.Error == "" {
 		t.Errorf("bad range: exit %d, %+v", code, doc)
+	}
+}
+
+// TestChainVerifyJSONOfABIJOTELFile: a file of the original product, always verified in
+// full, has the same document, its failure named with the original's reason; --smoke is
+// refused rather than ignored.
+func TestChainVerifyJSONOfABIJOTELFile(t *testing.T) {
+	path := legacyChain(t, 1)
+	secret := []string{"--db", path, "--secret-hex", bijoteltest.SecretHex}
+	doc, code := verifyJSON(t, secret...)
+	if code != cmdutil.ExitOK || !doc.Valid || doc.Format != "bijotel" || doc.Mode != "full" || doc.Checked != 20 || doc.To != 20 {
+		t.Errorf("intact: exit %d, %+v", code, doc)
+	}
+	if err := bijoteltest.FlipBodyByte(path, 7); err != nil {
+		t.Fatal(err)
+	}
+	doc, code = verifyJSON(t, secret...)
+	if code != cmdutil.ExitMismatch || doc.Valid || doc.Status != "invalid" || doc.FirstFailure == nil || doc.FirstFailure.Seq != 7 ||
+		doc.FirstFailure.Reason != bijotel.ReasonBodyHash || doc.Checked != 6 {
+		t.Errorf("tampered: exit %d, %+v", code, doc)
+	}
+	if out, err := runCairn(t, append([]string{"chain", "verify", "--smoke"}, secret...)...); cmdutil.ExitCode(err) != cmdutil.ExitUsage || strings.Contains(out, "valid") {
+		t.Errorf("--smoke on a BIJOTEL file: %v\n%s", err, out)
 	}
 }

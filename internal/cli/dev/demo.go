@@ -43,6 +43,16 @@ type devState struct {
 	FederationURL string `json:"federation_url"`
 	// Federation is the Federation it serves, as namespace/name.
 	Federation string `json:"federation"`
+
+	// Where the rest answers, for a second cairn dev in the same directory to point at;
+	// empty when off.
+	PID          int    `json:"pid,omitempty"`
+	APIServer    string `json:"api_server,omitempty"`
+	Kubeconfig   string `json:"kubeconfig,omitempty"`
+	Webhooks     string `json:"webhooks,omitempty"`
+	ChainService string `json:"chain_service,omitempty"`
+	Manager      string `json:"manager,omitempty"` // its readiness probe
+	Metrics      string `json:"metrics,omitempty"`
 }
 
 // demoTarget is the running local system the demo tells its story against.

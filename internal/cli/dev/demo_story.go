@@ -144,7 +144,7 @@ func (s *demoStory) rotate(ctx context.Context) (string, error) {
 // withdraw is step 8: the operator leaves, for good.
 func (s *demoStory) withdraw(ctx context.Context) (string, error) {
 	o := s.withdrawing
-	res, err := s.sh.must(ctx, o.dir, o.slug, "federation", "withdraw", "--config-dir", demoConfigDir)
+	res, err := s.sh.must(ctx, o.dir, o.slug, "federation", "withdraw", "--yes", "--config-dir", demoConfigDir)
 	if err != nil {
 		return "", err
 	}

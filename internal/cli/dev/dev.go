@@ -241,7 +241,7 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if chainURL != "" {
 		say("chain service  %s (API docs %s/docs, chain %s)", chainURL, chainURL, filepath.Join(o.env.Dir, devenv.ChainDBFile))
 	}
-	removeState, err := o.writeDevState()
+	removeState, err := o.writeDevState(devState{APIServer: env.URL(), Kubeconfig: env.Kubeconfig, ChainService: chainURL, Manager: probe})
 	if err != nil {
 		stopManager()
 		return errors.Join(err, <-done)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/atomicfile"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/cli/serve"
 )
 
 // devLogFile is where cairn dev --demo sends the manager's logs, so that the terminal
@@ -75,10 +76,17 @@ func (o *devOptions) startOver() error {
 }
 
 // writeDevState writes <dir>/dev.json, which cairn demo reads, and returns a function
-// that removes it.
-func (o *devOptions) writeDevState() (func() error, error) {
+// that removes it. st brings what runDev started (API server, kubeconfig, chain service,
+// manager probe); the rest comes from o.
+func (o *devOptions) writeDevState(st devState) (func() error, error) {
 	path := filepath.Join(o.env.Dir, devStateFile)
-	st := devState{Federation: o.manager.Federation, FederationURL: o.federationURL()}
+	st.Federation, st.FederationURL, st.PID = o.manager.Federation, o.federationURL(), os.Getpid()
+	if o.manager.Webhooks.Enable {
+		st.Webhooks = o.webhookURL()
+	}
+	if o.manager.MetricsBindAddress != "0" {
+		st.Metrics = "http://" + serve.DialAddress(o.manager.MetricsBindAddress) + "/metrics"
+	}
 	raw, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return nil, err
