@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 )
 
@@ -35,3 +37,44 @@ func TestVersion(t *testing.T) {
 }
 
 const testSecretHex = cmdtest.SecretHex
+
+// TestOnlyClusterCommandsTakeClusterFlags: --zap-* and --kubeconfig belong to manager and
+// dev; every other command's help shows only its own flags.
+func TestOnlyClusterCommandsTakeClusterFlags(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			out, err := runCairn(t, append(strings.Fields(sub.CommandPath())[1:], "--help")...)
+			if err != nil {
+				t.Fatalf("%s --help: %v", sub.CommandPath(), err)
+			}
+			cluster := sub.Name() == "manager" || sub.Name() == "dev"
+			for _, flag := range []string{"--zap-log-level", "--kubeconfig"} {
+				if got := strings.Contains(out, flag); got != cluster {
+					t.Errorf("%s --help shows %s: %t, want %t", sub.CommandPath(), flag, got, cluster)
+				}
+			}
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+}
+
+// TestEveryCommandHasAnExample: every command that runs shows real invocations under
+// "Examples:" in its help, as kubectl's and cosign's do (issue 34).
+func TestEveryCommandHasAnExample(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.Runnable() && !sub.HasSubCommands() && !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" &&
+				!strings.Contains(sub.Example, "cairn ") {
+				t.Errorf("%s has no Example", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+}

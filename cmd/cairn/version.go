@@ -15,7 +15,12 @@ func newVersionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of cairn",
-		Args:  cmdutil.NoArgs,
+		Example: `  # The version, the Go release it was built with and the platform
+  cairn version
+
+  # The same as JSON
+  cairn version -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
 			switch output {

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // (seed 03…03) and the pending receipt of the same anchor that key signs.
 func loggedReceiptVector(t *testing.T) (logged, pending json.RawMessage, fedKey ed25519.PrivateKey, logKeyPEM string) {
 	t.Helper()
-	raw, err := os.ReadFile("../../pkg/protocol/testdata/vectors/receipt-logged.json")
+	raw, err := os.ReadFile("../../../pkg/protocol/testdata/vectors/receipt-logged.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bytes"
@@ -18,6 +18,10 @@ import (
 
 // registerOptions configures `cairn federation register`.
 type registerOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	// fed are the flags every federation command shares.
+	fed                   *federationOptions
 	publicKey, privateKey string
 	org, contact          string
 	output                string
@@ -25,7 +29,7 @@ type registerOptions struct {
 }
 
 func newFederationRegisterCommand(fo *federationOptions) *cobra.Command {
-	o := &registerOptions{}
+	o := &registerOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "register --service URL --public-key PATH --private-key PATH --org NAME",
 		Short: "Register this organization's key with a federation",
@@ -47,9 +51,14 @@ signature, and sends nothing. --output writes the federation's answer to a file.
 Exit status: 0 registered, 1 the federation refused or could not be reached, 2 the
 arguments are wrong, 3 the federation presents keys other than those pinned.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, fo)
-		},
+		Example: `  # Register with a federation, pinning its keys
+  cairn federation register --service https://federation.example.org --org "Acme" \
+    --public-key public.pem --private-key private.pem
+
+  # Print the registration without sending it
+  cairn federation register --service https://federation.example.org --org "Acme" \
+    --public-key public.pem --private-key private.pem --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.publicKey, "public-key", "", "the operator's public key, PEM (as cairn keygen writes it)")
@@ -61,6 +70,9 @@ arguments are wrong, 3 the federation presents keys other than those pinned.`,
 	f.BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the federation's keys even if others are pinned")
 	return cmd
 }
+
+// Run runs the command with the flags every federation command shares.
+func (o *registerOptions) Run(cmd *cobra.Command) error { return o.run(cmd, o.fed) }
 
 // dryRunRegistration is what register --dry-run prints.
 type dryRunRegistration struct {

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bufio"
@@ -25,6 +25,10 @@ import (
 
 // submitOptions configures `cairn federation submit`.
 type submitOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	// fed are the flags every federation command shares.
+	fed         *federationOptions
 	operator    operatorFlags
 	chain       cmdutil.ChainOptions
 	export      string
@@ -37,7 +41,7 @@ type submitOptions struct {
 }
 
 func newFederationSubmitCommand(fo *federationOptions) *cobra.Command {
-	o := &submitOptions{}
+	o := &submitOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "submit (--export PATH | --db chain.db)",
 		Short: "Submit a signed export of your chain to the federation",
@@ -72,9 +76,12 @@ document saying so ("submitted": false, "last_accepted_seq").
 Exit status: 0 accepted, or nothing new to submit; 1 refused, or the federation could not
 be reached; 2 the arguments are wrong.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, fo)
-		},
+		Example: `  # Submit the chain's new entries to the federation registered from this machine
+  CAIRN_HMAC_SECRET=... cairn federation submit --db chain.db
+
+  # Submit an export written by cairn export
+  cairn federation submit --export segment.json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.operator.add(cmd)
 	o.chain.AddFlags(cmd)
@@ -89,6 +96,9 @@ be reached; 2 the arguments are wrong.`,
 	f.StringArrayVar(&o.sidecars, "sidecar", nil, "FILE[:media/type]: an attestation sidecar to send with the export (repeatable, at most 8 of 1 MiB)")
 	return cmd
 }
+
+// Run runs the command with the flags every federation command shares.
+func (o *submitOptions) Run(cmd *cobra.Command) error { return o.run(cmd, o.fed) }
 
 func (o *submitOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	fromDB := config.GivenOnCommandLine(cmd.Flags(), "db") || (o.export == "" && o.chain.DB != "")

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bufio"
@@ -49,6 +49,10 @@ func pinPolicy(trustNew bool) clientconfig.Policy {
 
 // trustOptions configures `cairn federation trust`.
 type trustOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	// fed are the flags every federation command shares.
+	fed *federationOptions
 	yes bool
 }
 
@@ -63,7 +67,7 @@ type trustResult struct {
 }
 
 func newFederationTrustCommand(fo *federationOptions) *cobra.Command {
-	o := &trustOptions{}
+	o := &trustOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "trust --service URL [--yes]",
 		Short: "Show a federation's key fingerprints and pin them (trust on first use)",
@@ -88,13 +92,19 @@ Example:
   cairn federation trust --service https://federation.example.com
   cairn federation trust --service https://federation.example.com --yes   # in a script, after comparing`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, fo)
-		},
+		Example: `  # Show the keys a federation presents and pin them once compared
+  cairn federation trust --service https://federation.example.org
+
+  # Pin them without asking, after comparing the fingerprints out of band
+  cairn federation trust --service https://federation.example.org --yes`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "pin the presented keys without asking")
 	return cmd
 }
+
+// Run runs the command with the flags every federation command shares.
+func (o *trustOptions) Run(cmd *cobra.Command) error { return o.run(cmd, o.fed) }
 
 func (o *trustOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	s, err := fo.connect(cmd, nil)

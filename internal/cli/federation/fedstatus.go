@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"errors"
@@ -15,8 +15,16 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
+// statusOptions are `cairn federation status`'s.
+type statusOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	fed         *federationOptions
+	trustNewKey bool
+}
+
 func newFederationStatusCommand(fo *federationOptions) *cobra.Command {
-	var trustNewKey bool
+	o := &statusOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "status [--service URL]",
 		Short: "Show a federation's version, keys, counts and last anchor",
@@ -27,48 +35,57 @@ prints the federation's answer as it sent it.
 Exit status: 0 shown, 1 the federation could not be reached, 2 the arguments are wrong,
 3 it presents keys other than those pinned (--trust-new-key pins them instead).`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := fo.connect(cmd, nil)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			service := s.service
-			st, err := s.client.Status(s.ctx)
-			if err != nil {
-				return err
-			}
-			pinned := "not pinned"
-			pins, pinErr := fo.dir().CheckPins(service, clientconfig.PresentedKeys(st))
-			switch {
-			case trustNewKey && (errors.Is(pinErr, clientconfig.ErrKeyChanged) || pinErr == nil && pins == nil):
-				if err := fo.dir().SavePins(service, clientconfig.PresentedKeys(st)); err != nil {
-					return err
-				}
-				pinned, pinErr = "pinned now (--trust-new-key)", nil
-			case pinErr == nil && pins != nil:
-				pinned = "pinned"
-			}
-			if fo.json {
-				if _, err := cmd.OutOrStdout().Write(append(st.Raw, '\n')); err != nil {
-					return err
-				}
-				return pinErr
-			}
-			if pinErr != nil {
-				pinned = "CHANGED: " + pinErr.Error()
-			}
-			if _, err := io.WriteString(cmd.OutOrStdout(), formatStatus(service, st, pinned)); err != nil {
-				return err
-			}
-			if pinErr != nil {
-				return cmdutil.SilentError{Err: pinErr} // the table says it
-			}
-			return nil
-		},
+		Example: `  # The federation registered from this machine: version, keys, counts, last anchor
+  cairn federation status
+
+  # Another federation's, as JSON
+  cairn federation status --service https://federation.example.org --json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	cmd.Flags().BoolVar(&trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing any pinned ones (cairn federation trust shows them and asks first)")
+	cmd.Flags().BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing any pinned ones (cairn federation trust shows them and asks first)")
 	return cmd
+}
+
+// Run asks the federation for its status and compares its keys with the pins.
+func (o *statusOptions) Run(cmd *cobra.Command) error {
+	fo := o.fed
+	s, err := fo.connect(cmd, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	service := s.service
+	st, err := s.client.Status(s.ctx)
+	if err != nil {
+		return err
+	}
+	pinned := "not pinned"
+	pins, pinErr := fo.dir().CheckPins(service, clientconfig.PresentedKeys(st))
+	switch {
+	case o.trustNewKey && (errors.Is(pinErr, clientconfig.ErrKeyChanged) || pinErr == nil && pins == nil):
+		if err := fo.dir().SavePins(service, clientconfig.PresentedKeys(st)); err != nil {
+			return err
+		}
+		pinned, pinErr = "pinned now (--trust-new-key)", nil
+	case pinErr == nil && pins != nil:
+		pinned = "pinned"
+	}
+	if fo.json {
+		if _, err := cmd.OutOrStdout().Write(append(st.Raw, '\n')); err != nil {
+			return err
+		}
+		return pinErr
+	}
+	if pinErr != nil {
+		pinned = "CHANGED: " + pinErr.Error()
+	}
+	if _, err := io.WriteString(cmd.OutOrStdout(), formatStatus(service, st, pinned)); err != nil {
+		return err
+	}
+	if pinErr != nil {
+		return cmdutil.SilentError{Err: pinErr} // the table says it
+	}
+	return nil
 }
 
 // formatStatus writes a status answer as a table; pinned says how its keys stand to the pins.

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
@@ -96,31 +94,6 @@ func operatorKeys(t *testing.T, dir string) (priv, pub, id string) {
 		t.Fatal(err)
 	}
 	return priv, pub, protocol.OperatorID(key.Public().(ed25519.PublicKey))
-}
-
-// TestOnlyClusterCommandsTakeClusterFlags: --zap-* and --kubeconfig belong to manager and
-// dev; every other command's help shows only its own flags.
-func TestOnlyClusterCommandsTakeClusterFlags(t *testing.T) {
-	var walk func(cmd *cobra.Command)
-	walk = func(cmd *cobra.Command) {
-		for _, sub := range cmd.Commands() {
-			if sub.Name() == "help" || sub.Name() == "completion" {
-				continue
-			}
-			out, err := runCairn(t, append(strings.Fields(sub.CommandPath())[1:], "--help")...)
-			if err != nil {
-				t.Fatalf("%s --help: %v", sub.CommandPath(), err)
-			}
-			cluster := sub.Name() == "manager" || sub.Name() == "dev"
-			for _, flag := range []string{"--zap-log-level", "--kubeconfig"} {
-				if got := strings.Contains(out, flag); got != cluster {
-					t.Errorf("%s --help shows %s: %t, want %t", sub.CommandPath(), flag, got, cluster)
-				}
-			}
-			walk(sub)
-		}
-	}
-	walk(newRootCommand())
 }
 
 // TestRegisterDryRunSendsNothing: register --dry-run prints the registration without a

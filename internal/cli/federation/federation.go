@@ -1,4 +1,7 @@
-package main
+// Package federation is `cairn federation`, the commands of a federation's member
+// organizations and auditors: register, submit, fetch and verify receipts, rotate keys,
+// withdraw, and audit anchors offline.
+package federation
 
 import (
 	"context"
@@ -32,7 +35,8 @@ type federationOptions struct {
 	timeout   time.Duration
 }
 
-func newFederationCommand() *cobra.Command {
+// NewCommand returns `cairn federation` and its subcommands.
+func NewCommand() *cobra.Command {
 	o := &federationOptions{timeout: 5 * time.Minute}
 	if dir, err := os.UserConfigDir(); err == nil {
 		o.configDir = filepath.Join(dir, "cairn")

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bufio"
@@ -26,6 +26,7 @@ import (
 
 // auditOptions configures `cairn federation audit`.
 type auditOptions struct {
+	fed     *federationOptions
 	trust   trustFlags
 	receipt string
 	exports []string
@@ -37,7 +38,7 @@ type auditOptions struct {
 }
 
 func newFederationAuditCommand(fo *federationOptions) *cobra.Command {
-	o := &auditOptions{}
+	o := &auditOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "audit --receipt RECEIPT --export E1.json [--export E2.json ...] [--records FILE | --fetch-records FILE] [--log URL]",
 		Short: "Audit an anchor: its receipt, the participants' exports and its log entry",
@@ -84,28 +85,14 @@ Example:
   cairn federation audit --federation-key federation.pem --receipt anchor-20261125-001.json \
     --export acme.json --export globex.json --records records.json`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.receipt == "" || len(o.exports) == 0 {
-				return cmdutil.UsageError{Err: errors.New("--receipt and at least one --export are required")}
-			}
-			if o.records != "" && o.fetchTo != "" {
-				return cmdutil.UsageError{Err: errors.New("give --records FILE (offline) or --fetch-records FILE, not both")}
-			}
-			keys, err := fo.trusted(o.trust)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), fo.timeout)
-			defer cancel()
-			o.fetch = func(ctx context.Context, r *protocol.Receipt, t audit.Trust) (*audit.Records, error) {
-				return o.fetchRecords(ctx, cmd, fo, r, t)
-			}
-			a, err := o.audit(ctx, cmd.InOrStdin(), keys)
-			if err != nil {
-				return err
-			}
-			return printAudit(cmd.OutOrStdout(), a, fo.json)
-		},
+		Example: `  # Audit an anchor with its receipt and every participant's export, fetching the records
+  cairn federation audit --receipt anchor.json --export acme.json --export globex.json \
+    --fetch-records records.json
+
+  # The same audit offline, with the records fetched before
+  cairn federation audit --receipt anchor.json --export acme.json --export globex.json \
+    --records records.json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.trust.add(cmd)
 	cmd.Flags().StringVar(&o.receipt, "receipt", "", "the anchor's receipt (- for standard input)")
@@ -115,6 +102,39 @@ Example:
 	cmd.Flags().StringVar(&o.fetchTo, "fetch-records", "", "read the federation's records of the participants (key histories with their log proofs, submissions) "+
 		"from --service and the log, write them to this file and audit with them")
 	return cmd
+}
+
+// Complete needs nothing: the flags are the options.
+func (o *auditOptions) Complete(*cobra.Command, []string) error { return nil }
+
+// Validate requires the receipt and an export, and one source of records.
+func (o *auditOptions) Validate() error {
+	if o.receipt == "" || len(o.exports) == 0 {
+		return cmdutil.UsageError{Err: errors.New("--receipt and at least one --export are required")}
+	}
+	if o.records != "" && o.fetchTo != "" {
+		return cmdutil.UsageError{Err: errors.New("give --records FILE (offline) or --fetch-records FILE, not both")}
+	}
+	return nil
+}
+
+// Run audits the anchor and prints the report.
+func (o *auditOptions) Run(cmd *cobra.Command) error {
+	fo := o.fed
+	keys, err := fo.trusted(o.trust)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), fo.timeout)
+	defer cancel()
+	o.fetch = func(ctx context.Context, r *protocol.Receipt, t audit.Trust) (*audit.Records, error) {
+		return o.fetchRecords(ctx, cmd, fo, r, t)
+	}
+	a, err := o.audit(ctx, cmd.InOrStdin(), keys)
+	if err != nil {
+		return err
+	}
+	return printAudit(cmd.OutOrStdout(), a, fo.json)
 }
 
 // auditReport is every check of an audit (pkg/audit).

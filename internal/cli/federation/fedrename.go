@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"encoding/json"
@@ -16,13 +16,17 @@ import (
 
 // renameOptions configures `cairn federation rename`.
 type renameOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	// fed are the flags every federation command shares.
+	fed          *federationOptions
 	operator     operatorFlags
 	org, contact string
 	dryRun       bool
 }
 
 func newFederationRenameCommand(fo *federationOptions) *cobra.Command {
-	o := &renameOptions{}
+	o := &renameOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "rename --org NAME [--contact CONTACT]",
 		Short: "Change the organization name and contact the federation shows",
@@ -39,9 +43,9 @@ sends nothing.
 Exit status: 0 renamed, 1 refused or the federation could not be reached, 2 the arguments
 are wrong.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, fo)
-		},
+		Example: `  # Change the organization name the federation shows for this operator
+  cairn federation rename --org "Acme Corporation"`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.operator.add(cmd)
 	cmd.Flags().StringVar(&o.org, "org", "", "the organization's name")
@@ -49,6 +53,9 @@ are wrong.`,
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the signed rename and send nothing")
 	return cmd
 }
+
+// Run runs the command with the flags every federation command shares.
+func (o *renameOptions) Run(cmd *cobra.Command) error { return o.run(cmd, o.fed) }
 
 // dryRunRename is what rename --dry-run prints: the statement, and the same as the
 // FederationOperator's spec.rename.

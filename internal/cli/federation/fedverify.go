@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"fmt"
@@ -12,8 +12,17 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
+// verifyOptions are `cairn federation verify`'s.
+type verifyOptions struct {
+	cmdutil.NoValidation
+	fed   *federationOptions
+	trust trustFlags
+	// receipt is the receipt file, - for standard input.
+	receipt string
+}
+
 func newFederationVerifyCommand(fo *federationOptions) *cobra.Command {
-	var trust trustFlags
+	o := &verifyOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "verify RECEIPT",
 		Short: "Verify a cross-anchor receipt offline",
@@ -38,23 +47,38 @@ and is reported as skipped.
 Exit status: 0 the receipt matches, 3 it does not, 1 it cannot be read or is malformed,
 2 the arguments are wrong.`,
 		Args: cmdutil.ExactArgs(1, "one receipt file (- for standard input)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := readInput(cmd.InOrStdin(), args[0])
-			if err != nil {
-				return err
-			}
-			if bijotel.IsReceipt(raw) {
-				return verifyLegacyReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, args[0], raw, trust)
-			}
-			keys, err := fo.trusted(trust)
-			if err != nil {
-				return err
-			}
-			return reportReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, args[0], raw, keys)
-		},
+		Example: `  # Verify a receipt under the keys pinned at registration
+  cairn federation verify receipts/anchor-20261125-001.json
+
+  # Verify under a federation key given as a file, reading the receipt from standard input
+  cairn federation verify - --federation-key federation.pem < receipt.json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
-	trust.add(cmd)
+	o.trust.add(cmd)
 	return cmd
+}
+
+// Complete takes the receipt file from the arguments.
+func (o *verifyOptions) Complete(_ *cobra.Command, args []string) error {
+	o.receipt = args[0]
+	return nil
+}
+
+// Run verifies the receipt offline and prints every check.
+func (o *verifyOptions) Run(cmd *cobra.Command) error {
+	fo := o.fed
+	raw, err := readInput(cmd.InOrStdin(), o.receipt)
+	if err != nil {
+		return err
+	}
+	if bijotel.IsReceipt(raw) {
+		return verifyLegacyReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, o.receipt, raw, o.trust)
+	}
+	keys, err := fo.trusted(o.trust)
+	if err != nil {
+		return err
+	}
+	return reportReceipt(cmd.OutOrStdout(), cmd.ErrOrStderr(), fo.json, o.receipt, raw, keys)
 }
 
 // verifyResult is what verify prints with --json.

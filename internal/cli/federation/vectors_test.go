@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"encoding/base64"
@@ -21,7 +21,7 @@ type vectorFile struct {
 // readVectors reads the committed vectors whose names match pattern.
 func readVectors(t *testing.T, pattern string) map[string]vectorFile {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("../../pkg/protocol/testdata/vectors", pattern))
+	files, err := filepath.Glob(filepath.Join("../../../pkg/protocol/testdata/vectors", pattern))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no vectors %s: %v", pattern, err)
 	}

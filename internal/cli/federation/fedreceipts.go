@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"bytes"
@@ -22,6 +22,10 @@ import (
 
 // receiptsOptions configures `cairn federation receipts`.
 type receiptsOptions struct {
+	cmdutil.NoCompletion
+	cmdutil.NoValidation
+	// fed are the flags every federation command shares.
+	fed         *federationOptions
 	operator    operatorFlags
 	trust       trustFlags
 	outputDir   string
@@ -30,7 +34,7 @@ type receiptsOptions struct {
 }
 
 func newFederationReceiptsCommand(fo *federationOptions) *cobra.Command {
-	o := &receiptsOptions{}
+	o := &receiptsOptions{fed: fo}
 	cmd := &cobra.Command{
 		Use:   "receipts --output-dir DIR [--since ANCHOR_ID]",
 		Short: "Fetch your receipts, verify each and write the ones that verify",
@@ -56,9 +60,12 @@ did not verify, named a kept anchor's ID or was weaker than the kept copy (the o
 written), or the federation presents keys other than those pinned, 1 the federation could
 not be reached, 2 the arguments are wrong.`,
 		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd, fo)
-		},
+		Example: `  # Fetch and verify every receipt of the operator registered from this machine
+  cairn federation receipts --output-dir receipts
+
+  # The receipts of another federation, as JSON
+  cairn federation receipts --service https://federation.example.org --json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	o.operator.add(cmd)
 	o.trust.add(cmd)
@@ -67,6 +74,9 @@ not be reached, 2 the arguments are wrong.`,
 	cmd.Flags().BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
 	return cmd
 }
+
+// Run runs the command with the flags every federation command shares.
+func (o *receiptsOptions) Run(cmd *cobra.Command) error { return o.run(cmd, o.fed) }
 
 // receiptsResult is what receipts prints with --json.
 type receiptsResult struct {

@@ -1,4 +1,4 @@
-package main
+package federation
 
 import (
 	"crypto/ed25519"
@@ -175,7 +175,7 @@ func TestKeygen(t *testing.T) {
 // The binary reaches the verdict every committed receipt vector states, in both trust
 // modes: ok is exit 0, malformed exit 1, anything else exit 3 (issue 14, hole 10).
 func TestFederationVerifyFollowsVectors(t *testing.T) {
-	files, err := filepath.Glob("../../pkg/protocol/testdata/vectors/receipt-*.json")
+	files, err := filepath.Glob("../../../pkg/protocol/testdata/vectors/receipt-*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no receipt vectors: %v", err)
 	}
@@ -225,7 +225,7 @@ func TestFederationVerifyFollowsVectors(t *testing.T) {
 // verified; a current receipt's log leg is reported verified without --log-key.
 func TestFederationVerifyNeverPassesAnUnverifiedLogLeg(t *testing.T) {
 	read := func(name string) map[string]string {
-		raw, err := os.ReadFile("../../pkg/protocol/testdata/vectors/" + name)
+		raw, err := os.ReadFile("../../../pkg/protocol/testdata/vectors/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
