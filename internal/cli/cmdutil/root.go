@@ -22,7 +22,8 @@ type LookupFunc func(name string) (string, bool)
 type envKey struct{}
 
 // WithEnv returns ctx carrying lookup, the environment the commands run under: main
-// passes os.LookupEnv, and nothing below cmd/ reads the process's environment itself.
+// passes os.LookupEnv. The flags' variables (internal/config) and the test hooks are read
+// only through it.
 func WithEnv(ctx context.Context, lookup LookupFunc) context.Context {
 	return context.WithValue(ctx, envKey{}, lookup)
 }
