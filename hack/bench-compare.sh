@@ -34,7 +34,7 @@ bench() { # bench LOG PACKAGE PATTERN [SKIP]
 	go test "$2" -run '^$' -bench "$3" -skip "${4:-^$}" -count "$count" -timeout 60m | tee "$out/$1"
 }
 bench store.txt ./internal/store '^(BenchmarkSealBatched|BenchmarkVerifyFull1M)$'
-bench cli.txt ./cmd/cairn '^BenchmarkChain(SealFile|VerifyFull)$'
+bench cli.txt ./internal/cli/chain '^BenchmarkChain(SealFile|VerifyFull)$'
 bench otlp.txt ./internal/otlp '^BenchmarkIngest$/^(protobuf|seal_only)$' '^BenchmarkIngest$/^protobuf$/^2_clients$'
 
 echo "== the original re-stated: seal $seal_spans spans a run, verify $verify_rows rows"

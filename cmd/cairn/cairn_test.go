@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdtest"
 )
 
 func runCairn(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), err
+	return cmdtest.Run(t, newRootCommand(), args...)
 }
 
 func TestVersion(t *testing.T) {
@@ -39,39 +36,45 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestManagerRejectsBadOptions(t *testing.T) {
-	_, err := runCairn(t, "manager", "--health-probe-bind-address", "nowhere")
-	if err == nil || !strings.Contains(err.Error(), `--health-probe-bind-address "nowhere"`) {
-		t.Fatalf("cairn manager with a bad probe address: %v", err)
-	}
-}
+const testSecretHex = cmdtest.SecretHex
 
-func TestManagerNamespacesMustHoldTheFederation(t *testing.T) {
-	t.Setenv("CAIRN_NAMESPACES", "tenant-a,tenant-b")
-	_, err := runCairn(t, "manager", "--federation", "cairn-system/cairn")
-	if err == nil || !strings.Contains(err.Error(), "namespace cairn-system is not among --namespaces tenant-a,tenant-b") {
-		t.Fatalf("cairn manager with CAIRN_NAMESPACES lacking the Federation's namespace: %v", err)
-	}
-}
-
-func TestHelpListsEnvironment(t *testing.T) {
-	out, err := runCairn(t, "manager", "--help")
-	if err != nil || !strings.Contains(out, "CAIRN_LEADER_ELECT") {
-		t.Fatalf("cairn manager --help: %v\n%s", err, out)
-	}
-}
-
-func TestDialAddress(t *testing.T) {
-	tests := map[string]string{
-		":8081":          "127.0.0.1:8081",
-		"0.0.0.0:8081":   "127.0.0.1:8081",
-		"[::]:8081":      "127.0.0.1:8081",
-		"127.0.0.1:9000": "127.0.0.1:9000",
-		"localhost:9000": "localhost:9000",
-	}
-	for bind, want := range tests {
-		if got := dialAddress(bind); got != want {
-			t.Errorf("dialAddress(%q) = %q, want %q", bind, got, want)
+// TestOnlyClusterCommandsTakeClusterFlags: --zap-* and --kubeconfig belong to manager and
+// dev; every other command's help shows only its own flags.
+func TestOnlyClusterCommandsTakeClusterFlags(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			out, err := runCairn(t, append(strings.Fields(sub.CommandPath())[1:], "--help")...)
+			if err != nil {
+				t.Fatalf("%s --help: %v", sub.CommandPath(), err)
+			}
+			cluster := sub.Name() == "manager" || sub.Name() == "dev"
+			for _, flag := range []string{"--zap-log-level", "--kubeconfig"} {
+				if got := strings.Contains(out, flag); got != cluster {
+					t.Errorf("%s --help shows %s: %t, want %t", sub.CommandPath(), flag, got, cluster)
+				}
+			}
+			walk(sub)
 		}
 	}
+	walk(newRootCommand())
+}
+
+// TestEveryCommandHasAnExample: every command that runs shows real invocations under
+// "Examples:" in its help, as kubectl's and cosign's do (issue 34).
+func TestEveryCommandHasAnExample(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.Runnable() && !sub.HasSubCommands() && !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" &&
+				!strings.Contains(sub.Example, "cairn ") {
+				t.Errorf("%s has no Example", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
 }

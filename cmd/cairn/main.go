@@ -9,15 +9,17 @@ import (
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 )
 
 func main() {
-	ctx := ctrl.SetupSignalHandler()
+	ctx := cmdutil.WithEnv(ctrl.SetupSignalHandler(), os.LookupEnv)
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
-		var printed silentError
+		var printed cmdutil.SilentError
 		if !errors.As(err, &printed) {
 			fmt.Fprintln(os.Stderr, "Error:", err)
 		}
-		os.Exit(exitCode(err))
+		os.Exit(cmdutil.ExitCode(err))
 	}
 }

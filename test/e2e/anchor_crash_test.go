@@ -28,7 +28,7 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// The failpoints of cmd/cairn/failpoint.go: CAIRN_FAILPOINT names the step of an anchor
+// The failpoints of internal/cli/manager/failpoint.go: CAIRN_FAILPOINT names the step of an anchor
 // at which `cairn manager` exits with status 86.
 const (
 	failpointEnv           = "CAIRN_FAILPOINT"

@@ -26,7 +26,7 @@ import (
 // server, and waits on the anchors. The faults themselves are in fault_*_test.go, and each
 // test ends with checkInvariants (invariants_test.go).
 
-// The environment variables of cmd/cairn/failpoint.go a fault test sets.
+// The environment variables of internal/cli/manager/failpoint.go a fault test sets.
 const (
 	failpointPauseEnv = "CAIRN_FAILPOINT_PAUSE"
 	retryScheduleEnv  = "CAIRN_RETRY_SCHEDULE"

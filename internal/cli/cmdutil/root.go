@@ -1,0 +1,108 @@
+package cmdutil
+
+import (
+	"context"
+	goflag "flag"
+	"log/slog"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	kubeconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/cairn-dev/cairn/internal/config"
+)
+
+// LookupFunc reads one environment variable, as os.LookupEnv does.
+type LookupFunc func(name string) (string, bool)
+
+type envKey struct{}
+
+// WithEnv returns ctx carrying lookup, the environment the commands run under: main
+// passes os.LookupEnv. The flags' variables (internal/config) and the test hooks are read
+// only through it.
+func WithEnv(ctx context.Context, lookup LookupFunc) context.Context {
+	return context.WithValue(ctx, envKey{}, lookup)
+}
+
+// Env is the environment ctx carries; without one, every variable is unset.
+func Env(ctx context.Context) LookupFunc {
+	if lookup, ok := ctx.Value(envKey{}).(LookupFunc); ok && lookup != nil {
+		return lookup
+	}
+	return func(string) (string, bool) { return "", false }
+}
+
+// Getenv is the value of the variable name in the environment ctx carries; "" if unset.
+func Getenv(ctx context.Context, name string) string {
+	v, _ := Env(ctx)(name)
+	return v
+}
+
+// NewRoot builds a root command named use over cmds. Every command reads the environment
+// variables of its flags (internal/config) before it runs; only the commands that talk
+// to a cluster take the logging flags (--zap-*) and --kubeconfig (AddClusterFlags).
+func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:           use,
+		Short:         short,
+		SilenceUsage:  true,
+		SilenceErrors: true, // main prints them once, then exits with their code
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return startCommand(cmd, &zap.Options{Development: true})
+		},
+	}
+	root.AddCommand(cmds...)
+	root.InitDefaultCompletionCmd() // now, not at Execute, so that the next line covers it
+	rejectUnknownSubcommands(root)
+
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: err} })
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defaultHelp(cmd, args)
+		printEnvironment(cmd)
+	})
+	return root
+}
+
+// AddClusterFlags gives cmd, a command that runs controllers against a cluster, the
+// logging flags (--zap-*) and --kubeconfig, which its start applies.
+func AddClusterFlags(cmd *cobra.Command) {
+	zapOpts := &zap.Options{Development: true}
+	goFlags := goflag.NewFlagSet(cmd.Name(), goflag.ContinueOnError)
+	zapOpts.BindFlags(goFlags)
+	kubeconfig.RegisterFlags(goFlags)
+	cmd.Flags().AddGoFlagSet(goFlags)
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return startCommand(cmd, zapOpts) }
+}
+
+// ApplyEnv sets the flags of fs that were not given from the environment of ctx.
+func ApplyEnv(ctx context.Context, fs *pflag.FlagSet) error {
+	return config.Apply(fs, Env(ctx))
+}
+
+// startCommand applies the environment to cmd's flags and sets every logger (controller-
+// runtime's, klog's for client-go and tessera, slog's) to zap with zapOpts.
+func startCommand(cmd *cobra.Command, zapOpts *zap.Options) error {
+	if err := ApplyEnv(cmd.Context(), cmd.Flags()); err != nil {
+		return err
+	}
+	logger := zap.New(zap.UseFlagOptions(zapOpts))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger.WithName("klog"))
+	slog.SetDefault(slog.New(logr.ToSlogHandler(logger)))
+	return nil
+}
+
+// printEnvironment lists the environment variables that stand in for the command's flags.
+func printEnvironment(cmd *cobra.Command) {
+	fs := pflag.NewFlagSet("all", pflag.ContinueOnError)
+	fs.AddFlagSet(cmd.Flags())
+	fs.AddFlagSet(cmd.InheritedFlags())
+	if err := config.WriteTable(cmd.OutOrStdout(), fs); err != nil {
+		cmd.PrintErrln(err)
+	}
+}

@@ -1,0 +1,74 @@
+//go:build failpoints
+
+package manager
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/controllers"
+)
+
+// The steps failpointEnv can name.
+const (
+	// failAfterAnchorCreated exits once the CrossAnchor exists, before the Federation's
+	// status names it.
+	failAfterAnchorCreated = "anchor-created"
+	// failAfterHalfMarked exits once the Submission controller has marked half as many
+	// submissions anchored as the anchor has participants.
+	failAfterHalfMarked = "half-marked"
+	// failAfterLogUpload exits once the log took the record, before status says so.
+	failAfterLogUpload = "log-uploaded"
+)
+
+// failpointExitCode is the exit status of a manager stopped by a failpoint.
+const failpointExitCode = 86
+
+// failpointHooks returns the controller hooks that stop the process at step, one of the
+// steps above (none for ""): they exit, or pause on pauseFile when it is not "".
+func failpointHooks(step, pauseFile string) (controllers.Hooks, error) {
+	exit := func(*fv1.CrossAnchor) {
+		if pauseFile != "" {
+			pause(step, pauseFile)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "failpoint %s: exiting as a crash would\n", step)
+		os.Exit(failpointExitCode)
+	}
+	switch step {
+	case "":
+		return controllers.Hooks{}, nil
+	case failAfterAnchorCreated:
+		return controllers.Hooks{AnchorCreated: exit}, nil
+	case failAfterLogUpload:
+		return controllers.Hooks{LogUploaded: exit}, nil
+	case failAfterHalfMarked:
+		var marked atomic.Int64
+		return controllers.Hooks{SubmissionMarked: func(ca *fv1.CrossAnchor) {
+			if marked.Add(1) >= int64(max(len(ca.Spec.Participants)/2, 1)) {
+				exit(ca)
+			}
+		}}, nil
+	}
+	return controllers.Hooks{}, fmt.Errorf("%s=%q: want %s, %s or %s", failpointEnv, step, failAfterAnchorCreated, failAfterHalfMarked, failAfterLogUpload)
+}
+
+// pause creates file and waits until it is removed; the hooks run once per step, so a
+// manager pauses at most once per anchor.
+func pause(step, file string) {
+	fmt.Fprintf(os.Stderr, "failpoint %s: paused until %s is removed\n", step, file)
+	if err := os.WriteFile(file, []byte(step+"\n"), 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "failpoint %s: %v\n", step, err)
+		os.Exit(failpointExitCode)
+	}
+	for {
+		if _, err := os.Stat(file); os.IsNotExist(err) {
+			fmt.Fprintf(os.Stderr, "failpoint %s: resumed\n", step)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
