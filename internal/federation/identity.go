@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -96,7 +97,7 @@ func HolderOf(fo *fv1.FederationOperator, id string, ops []fv1.FederationOperato
 			if o.Name != fo.Name && HeldKey(o, id) {
 				return o
 			}
-		case KeyID(o.Spec.PublicKeyPEM) == id && provesPossession(o):
+		case KeyID(o.Spec.PublicKeyPEM) == id && provesPossession(o) && !refusedChallenge(o):
 			if first == nil || createdBefore(o, first) {
 				first = o
 			}
@@ -106,6 +107,18 @@ func HolderOf(fo *fv1.FederationOperator, id string, ops []fv1.FederationOperato
 		return nil
 	}
 	return first
+}
+
+// refusedChallenge reports whether fo was rejected because the challenge of its
+// challengeProof was not the federation's to take for it (CheckChallengeUse): its
+// signature verifies, yet it claims nothing, or a challenge signature captured from a
+// registration and applied first would block that registration.
+func refusedChallenge(fo *fv1.FederationOperator) bool {
+	if ProofField(fo) != "challengeProof" || fo.Status.Phase != fv1.PhaseRejected {
+		return false
+	}
+	ready := meta.FindStatusCondition(fo.Status.Conditions, string(fv1.ConditionReady))
+	return ready != nil && ready.Reason == fv1.ReasonSignatureInvalid
 }
 
 // createdBefore orders operators by creation, then by name.
