@@ -226,7 +226,7 @@ func OpenChainService(db string, secret []byte, o api.Options) (*ChainService, e
 	return &ChainService{Store: s, handler: h, timeouts: defaultServeTimeouts}, nil
 }
 
-// serve listens on addr and serves until ctx ends; then it stops taking connections,
+// Serve listens on addr and serves until ctx ends; then it stops taking connections,
 // waits up to serveShutdownTimeout for requests in flight, and closes the chain.
 // listening is called with the server's base URL once it accepts connections.
 func (c *ChainService) Serve(ctx context.Context, addr string, listening func(url string)) (err error) {
