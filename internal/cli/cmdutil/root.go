@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	goflag "flag"
+	"fmt"
 	"log/slog"
 
 	"github.com/go-logr/logr"
@@ -56,7 +57,8 @@ func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
 		},
 	}
 	root.AddCommand(cmds...)
-	root.InitDefaultCompletionCmd() // now, not at Execute, so that the next line covers it
+	root.InitDefaultCompletionCmd() // now, not at Execute, so that the next lines cover it
+	addCompletionExamples(root)
 	rejectUnknownSubcommands(root)
 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{Err: err} })
@@ -66,6 +68,30 @@ func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
 		printEnvironment(cmd)
 	})
 	return root
+}
+
+// completionExamples are where each shell's completion script goes, as cobra's own help
+// for the completion commands describes.
+var completionExamples = map[string]string{
+	"bash":       "  # this shell only\n  source <(%[1]s completion bash)\n\n  # every new shell (Linux)\n  %[1]s completion bash > /etc/bash_completion.d/%[1]s",
+	"zsh":        "  # every new shell\n  %[1]s completion zsh > \"${fpath[1]}/_%[1]s\"",
+	"fish":       "  # every new shell\n  %[1]s completion fish > ~/.config/fish/completions/%[1]s.fish",
+	"powershell": "  # this shell only\n  %[1]s completion powershell | Out-String | Invoke-Expression",
+}
+
+// addCompletionExamples gives cobra's completion commands under root an Example each.
+func addCompletionExamples(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = fmt.Sprintf("  %[1]s completion bash > /etc/bash_completion.d/%[1]s", root.Name())
+		for _, shell := range c.Commands() {
+			if ex, ok := completionExamples[shell.Name()]; ok {
+				shell.Example = fmt.Sprintf(ex, root.Name())
+			}
+		}
+	}
 }
 
 // AddClusterFlags gives cmd, a command that runs controllers against a cluster, the
