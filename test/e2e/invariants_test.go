@@ -212,23 +212,32 @@ func checkInvariants(ctx context.Context, t *testing.T, c client.Client, ns, log
 }
 
 // verifyLive requires GET /federation/verify/{id} to call anchor id valid with every
-// check true.
+// boolean check true and, in the seed's operator_signatures_verified, every participant.
 func verifyLive(ctx context.Context, t *testing.T, api, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	code, body := get(ctx, t, http.DefaultClient, "http://"+api+"/federation/verify/"+id)
 	var verdict struct {
-		Valid  bool            `json:"valid"`
-		Checks map[string]bool `json:"checks"`
+		Valid        bool                       `json:"valid"`
+		Participants int                        `json:"participants"`
+		Checks       map[string]json.RawMessage `json:"checks"`
 	}
 	if err := json.Unmarshal([]byte(body), &verdict); code != http.StatusOK || err != nil || !verdict.Valid || len(verdict.Checks) == 0 {
 		t.Errorf("invariant broken: GET /federation/verify/%s: %d %s", id, code, body)
 		return
 	}
-	for name, ok := range verdict.Checks {
-		if !ok {
-			t.Errorf("invariant broken: GET /federation/verify/%s: check %s is false", id, name)
+	for name, raw := range verdict.Checks {
+		if name == "operator_signatures_verified" {
+			var ids []string
+			if err := json.Unmarshal(raw, &ids); err != nil || len(ids) != verdict.Participants {
+				t.Errorf("invariant broken: GET /federation/verify/%s: %s is %s, want all %d participants", id, name, raw, verdict.Participants)
+			}
+			continue
+		}
+		var ok bool
+		if err := json.Unmarshal(raw, &ok); err != nil || !ok {
+			t.Errorf("invariant broken: GET /federation/verify/%s: check %s is %s", id, name, raw)
 		}
 	}
 }
