@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	ctx := cmdutil.WithEnv(ctrl.SetupSignalHandler(), os.LookupEnv)
+	ctx := cmdutil.WithExit(cmdutil.WithEnv(ctrl.SetupSignalHandler(), os.LookupEnv), os.Exit)
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {
 		var printed cmdutil.SilentError
 		if !errors.As(err, &printed) {

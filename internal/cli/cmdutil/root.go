@@ -29,6 +29,20 @@ func WithEnv(ctx context.Context, lookup LookupFunc) context.Context {
 	return context.WithValue(ctx, envKey{}, lookup)
 }
 
+type exitKey struct{}
+
+// WithExit returns ctx carrying exit, the way the commands' test hooks end the process
+// as a crash would: main passes os.Exit. Nothing else below cmd/ exits the process.
+func WithExit(ctx context.Context, exit func(code int)) context.Context {
+	return context.WithValue(ctx, exitKey{}, exit)
+}
+
+// ExitFunc is the exit function ctx carries; nil without one.
+func ExitFunc(ctx context.Context) func(code int) {
+	exit, _ := ctx.Value(exitKey{}).(func(code int))
+	return exit
+}
+
 // Env is the environment ctx carries; without one, every variable is unset.
 func Env(ctx context.Context) LookupFunc {
 	if lookup, ok := ctx.Value(envKey{}).(LookupFunc); ok && lookup != nil {

@@ -28,15 +28,19 @@ const (
 const failpointExitCode = 86
 
 // failpointHooks returns the controller hooks that stop the process at step, one of the
-// steps above (none for ""): they exit, or pause on pauseFile when it is not "".
-func failpointHooks(step, pauseFile string) (controllers.Hooks, error) {
+// steps above (none for ""): they end it with exit (os.Exit, which main wires), or pause
+// on pauseFile when it is not "".
+func failpointHooks(step, pauseFile string, exitProcess func(code int)) (controllers.Hooks, error) {
+	if step != "" && exitProcess == nil {
+		return controllers.Hooks{}, fmt.Errorf("%s=%q: no way to end the process was wired", failpointEnv, step)
+	}
 	exit := func(*fv1.CrossAnchor) {
 		if pauseFile != "" {
-			pause(step, pauseFile)
+			pause(step, pauseFile, exitProcess)
 			return
 		}
 		fmt.Fprintf(os.Stderr, "failpoint %s: exiting as a crash would\n", step)
-		os.Exit(failpointExitCode)
+		exitProcess(failpointExitCode)
 	}
 	switch step {
 	case "":
@@ -58,11 +62,11 @@ func failpointHooks(step, pauseFile string) (controllers.Hooks, error) {
 
 // pause creates file and waits until it is removed; the hooks run once per step, so a
 // manager pauses at most once per anchor.
-func pause(step, file string) {
+func pause(step, file string, exitProcess func(code int)) {
 	fmt.Fprintf(os.Stderr, "failpoint %s: paused until %s is removed\n", step, file)
 	if err := os.WriteFile(file, []byte(step+"\n"), 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "failpoint %s: %v\n", step, err)
-		os.Exit(failpointExitCode)
+		exitProcess(failpointExitCode)
 	}
 	for {
 		if _, err := os.Stat(file); os.IsNotExist(err) {

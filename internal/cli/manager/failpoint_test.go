@@ -3,6 +3,7 @@
 package manager
 
 import (
+	"os"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func TestFailpointHooks(t *testing.T) {
 		failAfterHalfMarked:    "SubmissionMarked",
 		failAfterLogUpload:     "LogUploaded",
 	} {
-		h, err := failpointHooks(step, "")
+		h, err := failpointHooks(step, "", os.Exit)
 		if err != nil {
 			t.Fatalf("%q: %v", step, err)
 		}
@@ -27,7 +28,7 @@ func TestFailpointHooks(t *testing.T) {
 			}
 		}
 	}
-	if _, err := failpointHooks("anchor-made", ""); err == nil {
+	if _, err := failpointHooks("anchor-made", "", os.Exit); err == nil {
 		t.Error("an unknown step was taken")
 	}
 }

@@ -19,6 +19,8 @@ type Options struct {
 	// failpoint, failpointPause and retrySchedule are the values of failpointEnv,
 	// failpointPauseEnv and retryScheduleEnv.
 	failpoint, failpointPause, retrySchedule string
+	// exit ends the process at a failpoint: what main wired (cmdutil.WithExit).
+	exit func(code int)
 }
 
 // NewCommand returns `cairn manager`.
@@ -49,6 +51,7 @@ func (o *Options) Complete(cmd *cobra.Command, _ []string) error {
 	o.failpoint, _ = env(failpointEnv)
 	o.failpointPause, _ = env(failpointPauseEnv)
 	o.retrySchedule, _ = env(retryScheduleEnv)
+	o.exit = cmdutil.ExitFunc(cmd.Context())
 	return nil
 }
 
@@ -58,7 +61,7 @@ func (o *Options) Validate() error {
 	if err := opts.Validate(); err != nil {
 		return cmdutil.UsageError{Err: err}
 	}
-	hooks, err := failpointHooks(o.failpoint, o.failpointPause)
+	hooks, err := failpointHooks(o.failpoint, o.failpointPause, o.exit)
 	if err != nil {
 		return cmdutil.UsageError{Err: err}
 	}
