@@ -57,12 +57,12 @@ lint: golangci-lint ## Run golangci-lint.
 test: manifests generate fmt vet setup-envtest setup-crds rekor-up setup-chromium ## Run every test against a real API server (envtest), a real Rekor, a real Chromium and the machine's python3.
 	browsers=$$(mktemp) && trap 'rm -f "$$browsers"' EXIT && \
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_REQUIRE_REKOR=1 CAIRN_REQUIRE_CHROMIUM=1 CAIRN_REQUIRE_PYTHON=1 CAIRN_BROWSER_LOG="$$browsers" \
-		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CAIRN_EXTERNAL_CRDS="$(EXTERNAL_CRDS)" go test ./... -count=1 -coverprofile cover.out && \
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CAIRN_EXTERNAL_CRDS="$(EXTERNAL_CRDS)" go test ./... -count=1 -timeout 45m -coverprofile cover.out && \
 	echo "== the browser tests: the browser each ran, and what it asked for on its own (refused; no page asked)" && \
 	awk -F '\t' '{ printf "  %-44s %s: %s\n", $$1, $$2, $$3 } END { if (NR == 0) print "  no browser test ran" }' "$$browsers"
 	@echo "== the controllers' log specs again, against the local Rekor"
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_FEDERATION_LOG=rekor \
-		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./controllers -count=1 -run TestControllers -args -ginkgo.label-filter=log
+		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./controllers -count=1 -timeout 30m -run TestControllers -args -ginkgo.label-filter=log
 
 .PHONY: bench
 bench: setup-envtest ## Run the benchmarks (see docs/BENCHMARKS.md).

@@ -57,10 +57,18 @@ func (r *FederationOperatorReconciler) awaitApproval(ctx context.Context, fo *fv
 }
 
 // namespaceFederation is the Federation the operators of namespace follow
-// (federation.NamespaceFederation: the oldest of several), or nil when it has none. The
-// list is the cache's, which fails for nothing else.
+// (federation.NamespaceFederation: the oldest of several), or nil when it has none. It is
+// the cache's; when the cache has none, the API server's (APIReader), since the cache
+// fills each kind from its own watch and an operator applied just after its Federation
+// (a restore, a GitOps sync) may reach this controller first: registered against no
+// Federation, it would skip the approval the Federation asks for and the log's record of
+// which keys were held. The API server is asked only in a namespace without a Federation
+// in the cache, and its error counts as none, as the cache's does.
 func (r *FederationOperatorReconciler) namespaceFederation(ctx context.Context, namespace string) *fv1.Federation {
 	fed, err := federation.NamespaceFederation(ctx, r.Client, namespace)
+	if err != nil && r.APIReader != nil {
+		fed, err = federation.NamespaceFederation(ctx, r.APIReader, namespace)
+	}
 	if err != nil {
 		return nil
 	}

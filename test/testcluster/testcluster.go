@@ -4,7 +4,6 @@
 package testcluster
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/cairn-dev/cairn/internal/testaddr"
 	"github.com/cairn-dev/cairn/manager"
 )
 
@@ -77,18 +77,9 @@ func EnvDir(t testing.TB, name, script string) string {
 	return dir
 }
 
-// FreeAddresses returns n distinct loopback addresses that were free a moment ago. The
-// listeners stay open until all n are chosen, so the kernel cannot hand one port out twice.
+// FreeAddresses returns n distinct loopback addresses that nothing listens on now and
+// that the kernel does not hand out on its own (see package testaddr).
 func FreeAddresses(t testing.TB, n int) []string {
 	t.Helper()
-	var addrs []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = l.Close() }()
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs
+	return testaddr.Free(t, n)
 }

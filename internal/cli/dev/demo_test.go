@@ -1,13 +1,13 @@
 package dev
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
+	"github.com/cairn-dev/cairn/internal/testaddr"
 )
 
 func TestShellQuoteReadsBack(t *testing.T) {
@@ -56,12 +56,7 @@ func TestDemoSaysWhenNoDevAnswers(t *testing.T) {
 		t.Fatalf("cairn demo without dev.json: %v", err)
 	}
 	// A dev.json left behind by a cairn dev that died: its federation API does not answer.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
+	addr := testaddr.Free(t, 1)[0]
 	state := `{"federation_url": "http://` + addr + `", "federation": "default/cairn"}`
 	if err := os.WriteFile(filepath.Join(dir, devStateFile), []byte(state), 0o600); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package dev
 import (
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,17 +15,13 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/internal/clitest"
+	"github.com/cairn-dev/cairn/internal/testaddr"
 )
 
 // freePort returns a loopback address nothing listens on now.
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return testaddr.Free(t, 1)[0]
 }
 
 // devFiles lists every file and directory under dir with its mtime and size, so a test
