@@ -109,17 +109,24 @@ func BenchmarkSealBatched(b *testing.B) {
 // BenchmarkVerifyFull1M verifies the 1,000,000-entry chain fully, with the secret. It also
 // times one bare scan of the same rows before the benchmark loop and reports how many times
 // slower the verification is (verify/scan).
-func BenchmarkVerifyFull1M(b *testing.B) { benchmarkVerifyFull1M(b, 0) }
+func BenchmarkVerifyFull1M(b *testing.B) { benchmarkVerifyFull1M(b, VerifyOptions{}) }
 
 // BenchmarkVerifyFull1MOnePass is BenchmarkVerifyFull1M in a single pass (one reader,
 // checking workers on every core) instead of ranges: the two are compared on one file.
-func BenchmarkVerifyFull1MOnePass(b *testing.B) { benchmarkVerifyFull1M(b, 1) }
+func BenchmarkVerifyFull1MOnePass(b *testing.B) { benchmarkVerifyFull1M(b, VerifyOptions{Ranges: 1}) }
 
-func benchmarkVerifyFull1M(b *testing.B, ranges int) {
+// BenchmarkVerifyFull1MThroughSQL is BenchmarkVerifyFull1M reading every row through
+// SQLite's engine, as before the pages reader (rowsource.go): the two on one file.
+func BenchmarkVerifyFull1MThroughSQL(b *testing.B) {
+	benchmarkVerifyFull1M(b, VerifyOptions{ThroughSQL: true})
+}
+
+func benchmarkVerifyFull1M(b *testing.B, o VerifyOptions) {
+	o.Full = true
 	s, path := benchStore(b, testSecret)
 	scan := bareScan(b, path)
 	for b.Loop() {
-		r, err := s.Verify(b.Context(), VerifyOptions{Full: true, Ranges: ranges})
+		r, err := s.Verify(b.Context(), o)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (*prot
 	progress := newProgress(o.Progress, to-from+1)
 	var written int64
 	l := newLinker(from)
-	err = s.scan(ctx, tx, l.lo(), to, func(r *row) error {
+	err = s.scan(ctx, tx, l.lo(), to, false, func(r *row) error {
 		if err := l.check(r); err != nil || r.e.Seq < from {
 			return err
 		}

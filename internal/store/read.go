@@ -86,11 +86,16 @@ func (p *pipeline) newBatch() *batch {
 	}
 }
 
-// scan reads rows lo..hi of tx in seq order, checks each with protocol.CheckEntry (with
+// scan reads rows lo..hi of tx in seq order (openRows), checks each with protocol.CheckEntry (with
 // the HMAC when the store has the secret) on all cores, and calls each for every row in
 // seq order. It stops at the first error each returns, and returns it. each must not keep
 // a row after it returns.
-func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, each func(*row) error) error {
+func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, throughSQL bool, each func(*row) error) error {
+	src, err := s.openRows(ctx, tx, lo, hi, throughSQL)
+	if err != nil {
+		return fmt.Errorf("read chain: %w", err)
+	}
+	defer src.close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
@@ -119,7 +124,7 @@ func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, each func(*r
 	go func() {
 		defer close(p.ordered)
 		defer close(p.work)
-		readErr <- p.read(ctx, tx, lo, hi)
+		readErr <- p.read(ctx, src)
 	}()
 
 	var failed error
@@ -149,13 +154,8 @@ func (s *Store) scan(ctx context.Context, tx *sql.Tx, lo, hi int64, each func(*r
 	return failed
 }
 
-// read reads rows lo..hi into batches and hands each to the workers, then to the caller.
-func (p *pipeline) read(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
-	rows, err := tx.QueryContext(ctx, selectPacked, lo, hi)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = rows.Close() }()
+// read reads src's rows into batches and hands each to the workers, then to the caller.
+func (p *pipeline) read(ctx context.Context, src rowSource) error {
 	b := p.newBatch()
 	send := func() error {
 		for _, ch := range []chan<- *batch{p.work, p.ordered} { // work first: ordered waits on it
@@ -168,33 +168,24 @@ func (p *pipeline) read(ctx context.Context, tx *sql.Tx, lo, hi int64) error {
 		b = p.newBatch()
 		return nil
 	}
-	var packed string
-	for rows.Next() {
-		if err := rows.Scan(&packed); err != nil {
-			return err
-		}
-		if len(b.rows) == batchRows || (len(b.rows) > 0 && len(packed) > cap(b.bodies)-len(b.bodies)) {
+	var e protocol.Entry
+	for {
+		if len(b.rows) == batchRows || len(b.bodies) >= batchBytes {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		b.rows = append(b.rows, row{})
-		e := &b.rows[len(b.rows)-1].e
-		// The body is copied into the batch's buffer, which is reused with the batch:
-		// CanonicalBody is a []byte, and the text is immutable.
-		start := len(b.bodies)
-		if body, ok := unpack(e, packed); ok {
-			b.bodies = append(b.bodies, body...)
-		} else {
-			if err := readRow(ctx, tx, e); err != nil {
-				return err
-			}
-			b.bodies = append(b.bodies, e.CanonicalBody...)
+		// The body is copied into the batch's buffer, which is reused with the batch. A
+		// body that makes it grow leaves the earlier ones where they were, still read.
+		var ok bool
+		var err error
+		if b.bodies, ok, err = src.next(&e, b.bodies); err != nil {
+			return err
 		}
-		e.CanonicalBody = b.bodies[start:len(b.bodies):len(b.bodies)]
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		if !ok {
+			break
+		}
+		b.rows = append(b.rows, row{e: e})
 	}
 	if len(b.rows) > 0 {
 		return send()

@@ -287,7 +287,7 @@ func TestVerifyStopsWhenCanceled(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	var seen int
-	err = s.scan(ctx, tx, 1, 5000, func(*row) error {
+	err = s.scan(ctx, tx, 1, 5000, false, func(*row) error {
 		if seen++; seen == 100 {
 			cancel()
 		}

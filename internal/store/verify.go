@@ -18,10 +18,14 @@ type VerifyOptions struct {
 	// From and To bound the window (inclusive); 0 means the chain's first (1) and last seq.
 	From, To int64
 	// Ranges is how many ranges a full verification cuts the window into, each read and
-	// checked at the same time as the others on its own connection; 0 means one a core
-	// (GOMAXPROCS), none under 4,096 rows. 1 checks the window in a single pass: one
-	// goroutine reads, workers on every core check.
+	// checked at the same time as the others on its own connection. 0 or 1 checks the
+	// window in a single pass: one goroutine reads, workers on every core check (the
+	// faster since rows are read from the file's pages; see rangesFor).
 	Ranges int
+	// ThroughSQL reads every row through SQLite's engine instead of straight from the
+	// database file's pages (see rowsource.go): slower, and what the pages reader falls
+	// back to on its own for anything it cannot read. For comparisons.
+	ThroughSQL bool
 	// Progress, if not nil, is called with the entries checked so far and how many will
 	// be (the window's size, or at most 2 for a smoke verification), at most about ten
 	// times a second and once at the end.
@@ -59,12 +63,14 @@ type VerifyReport struct {
 // A smoke verification (Full false) checks the window's first and last entries fully:
 // protocol.CheckEntry (shape, body hash, columns against the body, and the HMAC when the
 // store has the secret) and the link to the row before each. A full verification checks
-// every entry of the window that way, and that no seq is missing. It cuts the window into
-// ranges, one a core (VerifyOptions.Ranges), each read and checked by one goroutine in a
-// read transaction of its own; the link from each range's first row to the row before
-// it is checked when the ranges are joined, in seq order, so the failure reported is the
-// one a single pass in seq order would report. (Rows in the window are never rewritten by
-// Cairn, only appended after it, so every range's transaction sees the same rows.)
+// every entry of the window that way, and that no seq is missing, reading the rows from
+// the database file's pages (rowsource.go) in one pass and checking them on every core.
+// Asked to (VerifyOptions.Ranges), it cuts the window into ranges, each read and checked
+// by one goroutine in a read transaction of its own; the link from each range's first row
+// to the row before it is checked when the ranges are joined, in seq order, so the failure
+// reported is the one a single pass in seq order would report. (Rows in the window are
+// never rewritten by Cairn, only appended after it, so every range's transaction sees the
+// same rows.)
 //
 // A failure is a *protocol.EntryError for the first failing seq, with a protocol.Reason*.
 // A missing row is reported as ReasonSeq at its own seq; a row missing before the window
@@ -127,8 +133,8 @@ func (r *VerifyReport) account(err error) {
 	}
 }
 
-// full checks every row of the window, in ranges (see verifyRanges) unless o.Ranges or
-// the window's size asks for one pass. Only the first range runs the import check of
+// full checks every row of the window, in one pass, or in ranges (see verifyRanges) when
+// o.Ranges asks for several. Only the first range runs the import check of
 // the entries imported behind a bridge record, which follows the legacy chain row by
 // row: it holds every imported entry of the window, and the other ranges start after.
 func (s *Store) full(ctx context.Context, tx *sql.Tx, from, to int64, bridge *protocol.Bridge,
@@ -137,12 +143,12 @@ func (s *Store) full(ctx context.Context, tx *sql.Tx, from, to int64, bridge *pr
 	if bridge != nil && bridge.LastSeq >= from {
 		lo = min(bridge.LastSeq+1, to)
 	}
-	if n := rangesFor(o, to-lo+1); n > 1 {
-		return s.verifyRanges(ctx, tx, from, to, splitRanges(from, lo, to, n), imports, p.fn)
+	if n := rangesFor(o); n > 1 {
+		return s.verifyRanges(ctx, tx, from, to, splitRanges(from, lo, to, n), imports, o.ThroughSQL, p.fn)
 	}
 	var checked int64
 	l := newLinker(from)
-	err := s.scan(ctx, tx, l.lo(), to, func(r *row) error {
+	err := s.scan(ctx, tx, l.lo(), to, o.ThroughSQL, func(r *row) error {
 		if err := l.check(r); err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,16 +12,12 @@ import (
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
-// This file is the full verification in ranges: the window is cut into consecutive ranges,
-// one a core, and each is read and checked by its own goroutine in its own read
+// This file is the full verification in ranges (VerifyOptions.Ranges): the window is cut
+// into consecutive ranges, and each is read and checked by its own goroutine in its own read
 // transaction (its own SQLite connection), start to end, with nothing shared but a
 // counter. What one range cannot check alone, the link of its first row to the row
 // before it, is checked when the ranges are joined, in seq order, so that the first
 // failure reported is the one a single pass in seq order reports (see joinRanges).
-
-// minRangeRows is the fewest rows a range gets when Verify chooses how many ranges to
-// use: below it, opening another connection costs more than it saves.
-const minRangeRows = 4096
 
 // span is a range of seqs, both ends included.
 type span struct{ lo, hi int64 }
@@ -68,7 +63,7 @@ type rangeResult struct {
 // rows, and the others' must lie after the imported entries (see Verify). It returns the
 // number of rows that passed before the first failure, and that failure.
 func (s *Store) verifyRanges(ctx context.Context, tx *sql.Tx, from, to int64, spans []span,
-	imports importCheck, progress func(done, total int64)) (int64, error) {
+	imports importCheck, throughSQL bool, progress func(done, total int64)) (int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]rangeResult, len(spans))
@@ -95,7 +90,7 @@ func (s *Store) verifyRanges(ctx context.Context, tx *sql.Tx, from, to int64, sp
 			if i > 0 {
 				ic = newImportCheck(nil, sp.lo, nil) // after the imported entries: Place only
 			}
-			rv := &rangeVerifier{s: s, tx: rtx, result: r, imports: ic, first: i == 0, to: to, done: &done,
+			rv := &rangeVerifier{s: s, tx: rtx, result: r, imports: ic, first: i == 0, to: to, throughSQL: throughSQL, done: &done,
 				stopped: func() bool { return failedAt.Load() < int64(i) }}
 			if rv.run(ctx) {
 				lowerTo(&failedAt, int64(i))
@@ -147,14 +142,15 @@ func joinRanges(results []rangeResult) (int64, error) {
 
 // rangeVerifier reads and checks one range's rows in one goroutine.
 type rangeVerifier struct {
-	s       *Store
-	tx      *sql.Tx
-	result  *rangeResult
-	imports importCheck
-	first   bool  // the window's first range
-	to      int64 // the window's last seq: the query reads past the range's end up to it
-	done    *atomic.Int64
-	stopped func() bool // a range before this one has failed: nothing here can matter
+	s          *Store
+	tx         *sql.Tx
+	result     *rangeResult
+	imports    importCheck
+	first      bool  // the window's first range
+	to         int64 // the window's last seq: the query reads past the range's end up to it
+	throughSQL bool  // see VerifyOptions
+	done       *atomic.Int64
+	stopped    func() bool // a range before this one has failed: nothing here can matter
 }
 
 // progressEvery is how many rows a range checks between additions to the shared count.
@@ -172,28 +168,24 @@ func (v *rangeVerifier) run(ctx context.Context) bool {
 		ro      row
 		body    []byte
 		pending int64
-		packed  string
 	)
 	defer func() { v.done.Add(pending) }()
 	// Read past the range's end (up to the window's), so that rows missing at its end
 	// are reported with the seq found instead, as a single pass reports them.
-	rows, err := v.tx.QueryContext(ctx, selectPacked, l.lo(), v.to)
+	rows, err := v.s.openRows(ctx, v.tx, l.lo(), v.to, v.throughSQL)
 	if err != nil {
 		return v.fail(fmt.Errorf("read chain: %w", err))
 	}
-	defer func() { _ = rows.Close() }()
+	defer rows.close()
 	head := !v.first
-	for rows.Next() {
-		if err := rows.Scan(&packed); err != nil {
+	e := &ro.e
+	for {
+		var ok bool
+		if body, ok, err = rows.next(e, body[:0]); err != nil {
 			return v.fail(fmt.Errorf("read chain: %w", err))
 		}
-		ro = row{}
-		e := &ro.e
-		if b, ok := unpack(e, packed); ok {
-			body = append(body[:0], b...)
-			e.CanonicalBody = body
-		} else if err := readRow(ctx, v.tx, e); err != nil {
-			return v.fail(fmt.Errorf("read chain: %w", err))
+		if !ok {
+			break
 		}
 		if e.Seq > r.hi && l.next > r.hi {
 			break // the row after the range, which is the next range's
@@ -231,9 +223,6 @@ func (v *rangeVerifier) run(ctx context.Context) bool {
 				}
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return v.fail(fmt.Errorf("read chain: %w", err))
 	}
 	if err := l.finish(r.hi); err != nil {
 		if head {
@@ -292,11 +281,11 @@ func reportProgress(fn func(done, total int64), done *atomic.Int64, total int64)
 	}
 }
 
-// rangesFor returns how many ranges Verify cuts rows rows into when o.Ranges is 0: one a
-// core, but none smaller than minRangeRows.
-func rangesFor(o VerifyOptions, rows int64) int {
-	if o.Ranges > 0 {
-		return o.Ranges
-	}
-	return int(max(1, min(int64(runtime.GOMAXPROCS(0)), rows/minRangeRows)))
+// rangesFor returns how many ranges Verify cuts the window into: o.Ranges, or one (a
+// single pass, its checks on every core) when that is 0. Since rows are read from the
+// file's pages (rowsource.go), the single reader keeps both cores' checks busy, and a
+// single pass verified 1M rows at 818k-826k rows/s where two or four ranges gave 539k-696k
+// (docs/BENCHMARKS.md); through SQL the two were level.
+func rangesFor(o VerifyOptions) int {
+	return max(1, o.Ranges)
 }
