@@ -51,22 +51,29 @@ const backfillRows = 1000
 type energyWriter struct {
 	verb   string // "INSERT" or "INSERT OR IGNORE"
 	args   []any
-	full   *sql.Stmt // the statement of insertRows rows, prepared once
-	added  int64     // rows inserted
+	full   *sql.Stmt  // the statement of insertRows rows, prepared once
+	cache  *stmtCache // where full comes from, when set
+	added  int64      // rows inserted
 	totals totalsDelta
 }
 
 // newSealEnergyLog returns the writer with which Seal logs, in tx, the energy of the
 // entries it inserts after seq last (see appendEntries). Rows the log holds past the
-// chain's last entry are deleted first: the log follows what the chain holds.
-func newSealEnergyLog(ctx context.Context, tx *sql.Tx, last int64) (*energyWriter, error) {
-	if err := createEnergyLog(ctx, tx); err != nil {
+// chain's last entry are deleted first: the log follows what the chain holds. With
+// created, the tables are known to exist (an earlier seal of this Store created them),
+// and only the totals are checked.
+func newSealEnergyLog(ctx context.Context, tx *sql.Tx, last int64, created bool, cache *stmtCache) (*energyWriter, error) {
+	if created {
+		if err := syncEnergyTotals(ctx, tx); err != nil {
+			return nil, err
+		}
+	} else if err := createEnergyLog(ctx, tx); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM energy_log WHERE seq > ?`, last); err != nil {
 		return nil, fmt.Errorf("delete energy_log rows past seq %d: %w", last, err)
 	}
-	return &energyWriter{verb: "INSERT"}, nil
+	return &energyWriter{verb: "INSERT", cache: cache}, nil
 }
 
 // sealedEnergy is the energy_log row of a body being sealed; ok is false when the body
@@ -117,7 +124,7 @@ func (w *energyWriter) flush(ctx context.Context, tx *sql.Tx) error {
 	var err error
 	if rows == insertRows {
 		if w.full == nil {
-			if w.full, err = tx.PrepareContext(ctx, w.insertSQL(rows)); err != nil {
+			if w.full, err = w.prepare(ctx, tx, w.insertSQL(rows)); err != nil {
 				return fmt.Errorf("prepare energy_log insert: %w", err)
 			}
 		}
@@ -146,6 +153,14 @@ func (w *energyWriter) finish(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	return w.totals.apply(ctx, tx)
+}
+
+// prepare prepares q in tx, through the cache if the writer has one.
+func (w *energyWriter) prepare(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	if w.cache != nil {
+		return w.cache.stmt(ctx, tx, q)
+	}
+	return tx.PrepareContext(ctx, q)
 }
 
 // insertSQL is an insert of n energy_log rows.

@@ -44,6 +44,12 @@ func prepareEnergyTotals(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, energyTotalsSchema); err != nil {
 		return fmt.Errorf("create energy_totals: %w", err)
 	}
+	return syncEnergyTotals(ctx, tx)
+}
+
+// syncEnergyTotals rebuilds the totals when they do not cover the log as it is (a writer
+// that does not keep them, an older cairn, wrote to it).
+func syncEnergyTotals(ctx context.Context, tx *sql.Tx) error {
 	whole, err := energyTotalsWhole(ctx, tx)
 	if err != nil || whole {
 		return err

@@ -83,20 +83,36 @@ func (s *Store) sealBatch(ctx context.Context, b *Batch, once *SealReport) error
 	if err != nil {
 		return fmt.Errorf("seal: begin: %w", err)
 	}
+	created := s.sealSchema.Load() // the span index and the energy tables exist
 	var filter *onceFilter
 	if once != nil {
-		filter, err = newOnceFilter(ctx, tx, once, len(p.entries))
+		if filter, err = newOnceFilter(ctx, tx, once, len(p.entries), created, s.sealStmts); err == nil {
+			err = filter.lookup(ctx, tx, p.bodies)
+		}
 	}
 	if err == nil {
-		err = s.appendEntries(ctx, tx, p, linker, filter)
+		err = s.appendEntries(ctx, tx, p, linker, filter, created)
 	}
 	if err != nil {
+		s.sealFailed()
 		return errors.Join(fmt.Errorf("seal: %w", err), rollback(tx))
 	}
 	if err := tx.Commit(); err != nil {
+		s.sealFailed()
 		return fmt.Errorf("seal: commit: %w", err)
 	}
+	if once != nil {
+		s.sealSchema.Store(true)
+	}
+	s.sealStmts.fill(ctx)
 	return nil
+}
+
+// sealFailed forgets what the seals before took for granted: the schema objects they
+// created, and the statements prepared on them (another process may have dropped one).
+func (s *Store) sealFailed() {
+	s.sealSchema.Store(false)
+	_ = s.sealStmts.forget()
 }
 
 func rollback(tx *sql.Tx) error {
@@ -108,6 +124,7 @@ func rollback(tx *sql.Tx) error {
 
 // prepared is a batch of entries being sealed in chunks of insertRows by prepare's workers.
 type prepared struct {
+	bodies  []protocol.SpanBody // what the entries are made of; SealOnce looks their ids up
 	entries []*protocol.Entry
 	energy  []sealedEnergy  // energy[i] is the energy_log row of entries[i] (see energy.go)
 	errs    []error         // errs[i] is the first error in chunk i
@@ -132,7 +149,7 @@ func (p *prepared) chunk(ctx context.Context, i int) ([]*protocol.Entry, error) 
 // TestSealedEntriesPassCheckEntry, which checks every entry Seal returns).
 func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 	n := (len(bodies) + insertRows - 1) / insertRows
-	p := &prepared{entries: make([]*protocol.Entry, len(bodies)), energy: make([]sealedEnergy, len(bodies)),
+	p := &prepared{bodies: bodies, entries: make([]*protocol.Entry, len(bodies)), energy: make([]sealedEnergy, len(bodies)),
 		errs: make([]error, n), done: make([]chan struct{}, n)}
 	for i := range p.done {
 		p.done[i] = make(chan struct{})
@@ -161,14 +178,14 @@ func (s *Store) prepare(bodies []protocol.SpanBody) *prepared {
 // and inserts it as soon as it is sealed, with its energy_log rows (see energy.go), while
 // the workers seal the next chunks. With a filter, only the entries it keeps are linked
 // and inserted (see SealOnce).
-func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, linker *protocol.EntrySealer, filter *onceFilter) error {
+func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, linker *protocol.EntrySealer, filter *onceFilter, created bool) error {
 	var last int64
 	prev := protocol.GenesisPrevHash
 	err := tx.QueryRowContext(ctx, `SELECT seq, hmac_hash FROM chain ORDER BY seq DESC LIMIT 1`).Scan(&last, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read last entry: %w", err)
 	}
-	energy, err := newSealEnergyLog(ctx, tx, last)
+	energy, err := newSealEnergyLog(ctx, tx, last, created, s.sealStmts)
 	if err != nil {
 		return err
 	}
@@ -185,9 +202,6 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 		}
 		energyOf := p.energy[c*insertRows:]
 		if filter != nil {
-			if err := filter.lookup(ctx, tx, chunk); err != nil {
-				return err
-			}
 			kept, keptEnergy = kept[:0], keptEnergy[:0]
 		}
 		args = args[:0]
@@ -225,7 +239,11 @@ func (s *Store) appendEntries(ctx context.Context, tx *sql.Tx, p *prepared, link
 			checked = true
 		}
 		if stmtRows != len(chunk) {
-			if stmt, err = tx.PrepareContext(ctx, insertSQL(len(chunk))); err != nil {
+			prepare := tx.PrepareContext
+			if len(chunk) == insertRows {
+				prepare = func(ctx context.Context, q string) (*sql.Stmt, error) { return s.sealStmts.stmt(ctx, tx, q) }
+			}
+			if stmt, err = prepare(ctx, insertSQL(len(chunk))); err != nil {
 				return fmt.Errorf("prepare insert: %w", err)
 			}
 			stmtRows = len(chunk)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	// The cgo-free SQLite driver, registered as "sqlite".
 	_ "modernc.org/sqlite"
@@ -55,6 +56,13 @@ type Store struct {
 	// (database/sql then keeps each prepared on every connection it ran on): parsing the
 	// SQL again cost a sixth of a page of GET /api/chain.
 	stmts sync.Map // query text → *sql.Stmt
+
+	// sealStmts are the statements of a seal, prepared on write (stmtcache.go); nil when
+	// read-only. sealSchema is set once a SealOnce committed, which created the span
+	// index and the energy tables, so that the seals after it do not run their CREATE
+	// statements again; a failed seal clears both.
+	sealStmts  *stmtCache
+	sealSchema atomic.Bool
 }
 
 // Open opens or creates the chain at path. secret is the chain's HMAC key (at least
@@ -136,6 +144,7 @@ func open(path string, secret []byte, create bool) (*Store, error) {
 		// One writer connection: Seals in this process queue here rather than in SQLite's
 		// busy handler. Other processes are kept out by the write lock.
 		s.write.SetMaxOpenConns(1)
+		s.sealStmts = newStmtCache(s.write)
 		if create {
 			if _, err := s.write.Exec(schema); err != nil {
 				return nil, errors.Join(fmt.Errorf("create chain table in %s: %w", path, err), s.Close())
@@ -215,7 +224,7 @@ func (s *Store) Close() error {
 		return true
 	})
 	if s.write != nil {
-		errs = append(errs, s.write.Close())
+		errs = append(errs, s.sealStmts.forget(), s.write.Close())
 	}
 	if s.read != nil {
 		errs = append(errs, s.read.Close())

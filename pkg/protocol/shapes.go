@@ -30,6 +30,12 @@ func isHex(s string, n int) bool {
 	return true
 }
 
+// IsSpanIDs reports whether traceID and spanID have the shapes an entry's columns must
+// have: 32 and 16 lowercase hex characters.
+func IsSpanIDs(traceID, spanID string) bool {
+	return isHex(traceID, 32) && isHex(spanID, 16)
+}
+
 // isDecimal reports whether s is a non-negative decimal integer without leading zeros
 // that fits in an int64.
 func isDecimal(s string) bool {
