@@ -64,11 +64,18 @@ func (r *sqlRows) next(e *protocol.Entry, dst []byte) ([]byte, bool, error) {
 		return dst, false, err
 	}
 	*e = protocol.Entry{}
+	body, ok := unpack(e, r.packed) // else e.Seq is set
+	return withBody(r.ctx, r.tx, e, dst, body, ok)
+}
+
+// withBody appends row e's canonical body to dst and points e.CanonicalBody at it: body
+// when decoded, else the body of row e.Seq read again through SQL, with its columns.
+func withBody[B string | []byte](ctx context.Context, tx *sql.Tx, e *protocol.Entry, dst []byte, body B, decoded bool) ([]byte, bool, error) {
 	start := len(dst)
-	if body, ok := unpack(e, r.packed); ok {
+	if decoded {
 		dst = append(dst, body...)
 	} else {
-		if err := readRow(r.ctx, r.tx, e); err != nil {
+		if err := readRow(ctx, tx, e); err != nil {
 			return dst, false, err
 		}
 		dst = append(dst, e.CanonicalBody...)
@@ -135,18 +142,11 @@ func (r *fileRows) next(e *protocol.Entry, dst []byte) ([]byte, bool, error) {
 		return dst, false, nil
 	}
 	r.from = seq + 1
-	start := len(dst)
-	if body, ok := r.decode(e, seq); ok {
-		dst = append(dst, body...)
-	} else {
+	body, ok := r.decode(e, seq)
+	if !ok {
 		*e = protocol.Entry{Seq: seq}
-		if err := readRow(r.ctx, r.tx, e); err != nil {
-			return dst, false, err
-		}
-		dst = append(dst, e.CanonicalBody...)
 	}
-	e.CanonicalBody = dst[start:len(dst):len(dst)]
-	return dst, true, nil
+	return withBody(r.ctx, r.tx, e, dst, body, ok)
 }
 
 // textColumns are the chain's TEXT columns, by their index in a record.
