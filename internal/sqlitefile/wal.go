@@ -41,8 +41,7 @@ func (f *File) readWAL(path string) error {
 		return endOfLog(err) // shorter than a header: no frames
 	}
 	magic := binary.BigEndian.Uint32(h[0:])
-	if (magic != walMagicLE && magic != walMagicBE) || binary.BigEndian.Uint32(h[4:]) != walVersion ||
-		int(binary.BigEndian.Uint32(h[8:])) != f.pageSize {
+	if magic != walMagicLE && magic != walMagicBE {
 		_ = wal.Close()
 		return nil
 	}
@@ -52,8 +51,15 @@ func (f *File) readWAL(path string) error {
 	}
 	s0, s1 := checksum(order, h[:24], 0, 0)
 	if s0 != binary.BigEndian.Uint32(h[24:]) || s1 != binary.BigEndian.Uint32(h[28:]) {
+		// A header being written: the log is restarted only once every frame is in the
+		// database file, so the file is current.
 		_ = wal.Close()
 		return nil
+	}
+	if v, size := binary.BigEndian.Uint32(h[4:]), int(binary.BigEndian.Uint32(h[8:])); v != walVersion || size != f.pageSize {
+		// A whole header this reader does not know: SQLite decides what it means.
+		_ = wal.Close()
+		return fmt.Errorf("%w: a write-ahead log of version %d and %d-byte pages", ErrCorrupt, v, size)
 	}
 	copy(f.salt[:], h[16:24])
 	f.frames = make(map[uint32]int64)
