@@ -3,6 +3,7 @@ package chain
 import (
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,5 +185,25 @@ func TestChainVerifyJSONOfABIJOTELFile(t *testing.T) {
 	}
 	if out, err := runCairn(t, append([]string{"chain", "verify", "--smoke"}, secret...)...); cmdutil.ExitCode(err) != cmdutil.ExitUsage || strings.Contains(out, "valid") {
 		t.Errorf("--smoke on a BIJOTEL file: %v\n%s", err, out)
+	}
+}
+
+// A chain file cut short (a disk filled, a copy interrupted) is reported as the chain that
+// does not open, in the command's words, not as the BIJOTEL probe's ("legacydb: open").
+func TestChainVerifyOfATruncatedFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "chain.db")
+	if out, err := runCairn(t, "chain", "seal", "--file", cmdtest.SpansFile(t, dir, 400), "--db", db, "--secret-hex", testSecretHex); err != nil {
+		t.Fatalf("seal: %v\n%s", err, out)
+	}
+	if err := os.Truncate(db, 8192); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCairn(t, "chain", "verify", "--db", db, "--secret-hex", testSecretHex)
+	if err == nil || cmdutil.ExitCode(err) == 0 {
+		t.Fatal("a truncated chain verified")
+	}
+	if msg := err.Error(); strings.Contains(msg, "legacydb") || !strings.Contains(msg, db) {
+		t.Errorf("error %q: want the chain's path, in the command's words", msg)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/bijotel/legacydb"
@@ -95,11 +98,14 @@ func parseDay(flag, s string) (time.Time, error) {
 	return day, nil
 }
 
-// isLegacyChain reports whether path is a BIJOTEL chain file. A missing file is not: the
-// Cairn path reports it.
+// isLegacyChain reports whether path is a BIJOTEL chain file. A missing or damaged file
+// (cut short, not a database) is not one: the Cairn path opens it and says what is wrong
+// with it in the command's words. Any other error (a file the original app holds locked)
+// is the probe's.
 func isLegacyChain(path string) (bool, error) {
 	is, err := legacydb.Is(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	var se *sqlite.Error
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_CORRUPT || se.Code()&0xff == sqlite3.SQLITE_NOTADB) {
 		return false, nil
 	}
 	return is, err
