@@ -102,9 +102,9 @@ var _ = Describe("FederationOperator registration", func() {
 
 		withdraw := func(at time.Time) {
 			w := protocol.NewWithdrawal(op.key, at)
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-			obj.Spec.Withdrawal = &fv1.Withdrawal{At: fv1.Timestamp(w.At), Signature: fv1.Signature(w.Signature)}
-			Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+			editOperator(ns, "leaving", func(o *fv1.FederationOperator) {
+				o.Spec.Withdrawal = &fv1.Withdrawal{At: fv1.Timestamp(w.At), Signature: fv1.Signature(w.Signature)}
+			})
 		}
 		withdraw(time.Now().Add(-10 * time.Minute))
 		Eventually(operatorStatus(ns, "leaving")).Should(WithTransform(reasonOf(fv1.ConditionSignatureVerified), Equal(fv1.ReasonWithdrawalInvalid)))

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -48,20 +47,18 @@ var _ = Describe("Operator records", Label("log"), func() {
 
 		By("refusing a new key without a rotation both keys signed")
 		newOp := testOperator{key: newTestOperator(61, "").key, org: op.org}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		obj.Spec.PublicKeyPEM = newOp.pem()
-		Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		editOperator(ns, "rot", func(o *fv1.FederationOperator) { o.Spec.PublicKeyPEM = newOp.pem() })
 		Eventually(operatorStatus(ns, "rot")).Should(WithTransform(reasonOf(fv1.ConditionSignatureVerified), Equal(fv1.ReasonKeyRotationInvalid)))
 		Expect(operatorStatus(ns, "rot")().KeyHistory).To(HaveLen(1))
 
 		By("rotating with both signatures")
 		rotation, err := protocol.NewKeyRotation(op.key, newOp.key, time.Now())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		obj.Spec.PublicKeyPEM = fv1.PublicKeyPEM(rotation.NewPublicKey)
-		obj.Spec.KeyRotation = &fv1.KeyRotation{RotationAt: fv1.Timestamp(rotation.RotationAt),
-			OldKeySignature: fv1.Signature(rotation.OldKeySignature), NewKeySignature: fv1.Signature(rotation.NewKeySignature)}
-		Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		editOperator(ns, "rot", func(o *fv1.FederationOperator) {
+			o.Spec.PublicKeyPEM = fv1.PublicKeyPEM(rotation.NewPublicKey)
+			o.Spec.KeyRotation = &fv1.KeyRotation{RotationAt: fv1.Timestamp(rotation.RotationAt),
+				OldKeySignature: fv1.Signature(rotation.OldKeySignature), NewKeySignature: fv1.Signature(rotation.NewKeySignature)}
+		})
 		Eventually(operatorStatus(ns, "rot")).Should(WithTransform(func(s fv1.FederationOperatorStatus) bool {
 			return len(s.KeyHistory) == 2 && s.KeyHistory[1].LogEntry != nil
 		}, BeTrue()))
@@ -82,9 +79,9 @@ var _ = Describe("Operator records", Label("log"), func() {
 
 		By("withdrawing, signed by the current key")
 		w := protocol.NewWithdrawal(newOp.key, time.Now())
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		obj.Spec.Withdrawal = &fv1.Withdrawal{At: fv1.Timestamp(w.At), Signature: fv1.Signature(signWithdrawal(newOp.key, string(op.id()), w.At))}
-		Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+		editOperator(ns, "rot", func(o *fv1.FederationOperator) {
+			o.Spec.Withdrawal = &fv1.Withdrawal{At: fv1.Timestamp(w.At), Signature: fv1.Signature(signWithdrawal(newOp.key, string(op.id()), w.At))}
+		})
 		Eventually(operatorStatus(ns, "rot")).Should(WithTransform(func(s fv1.FederationOperatorStatus) *fv1.LogEntry { return s.WithdrawalLogEntry }, Not(BeNil())))
 		Expect(phase(operatorStatus(ns, "rot")())).To(Equal(fv1.PhaseWithdrawn))
 		Expect(k8sClient.Create(ctx, newOp.submissionAs(ns, "late", op.id(), op.next(15, 5)))).To(Succeed())
