@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/internal/history"
 )
 
 // Options configures the controllers.
@@ -31,6 +33,12 @@ type Options struct {
 	// SnapshotInterval is how often the leader looks whether this week's log snapshot is
 	// taken; 0 means federation.DefaultSnapshotInterval.
 	SnapshotInterval time.Duration
+	// History is the federation's history store, where finished records move once their
+	// retention passed; nil keeps every record an object.
+	History *history.Store
+	// HistoryInterval is how often the leader moves finished records; 0 means
+	// DefaultHistoryInterval.
+	HistoryInterval time.Duration
 }
 
 // Hooks are called at the steps of an anchor, so that fault tests can stop the manager
@@ -63,6 +71,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	now := clock{Now: o.Now}
 	trust := &federation.Trust{}
 	ledger := &federation.Ledger{Trust: trust}
+	if o.History != nil {
+		ledger.Archive = o.History
+	}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
 		Logs: logs, APIReader: mgr.GetAPIReader(), clock: now}
 	if err := operators.SetupWithManager(mgr); err != nil {
@@ -88,6 +99,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if interval <= 0 {
 		interval = federation.DefaultSnapshotInterval
 	}
-	return mgr.Add(&logSnapshotter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), logs: logs,
-		recorder: mgr.GetEventRecorder("federation-controller"), interval: interval, clock: now})
+	if err := mgr.Add(&logSnapshotter{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), logs: logs,
+		recorder: mgr.GetEventRecorder("federation-controller"), interval: interval, clock: now}); err != nil {
+		return err
+	}
+	if o.History == nil {
+		return nil
+	}
+	return mgr.Add(&historyArchiver{client: mgr.GetClient(), history: o.History,
+		interval: cmp.Or(o.HistoryInterval, DefaultHistoryInterval), clock: now})
 }

@@ -33,6 +33,7 @@ import (
 	federationv1alpha1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/internal/history"
 	"github.com/cairn-dev/cairn/webhook"
 )
 
@@ -109,6 +110,8 @@ type Options struct {
 	Now func() time.Time
 	// Webhooks serves the admission webhooks; config/default turns them on.
 	Webhooks WebhookOptions
+	// History chooses the history store (history.go).
+	History HistoryOptions
 }
 
 // WebhookOptions configures the admission webhooks' HTTPS server.
@@ -143,6 +146,8 @@ func NewOptions() *Options {
 		FederationRegistrationLimit:       webhook.DefaultRegistrationLimit,
 		FederationRegistrationWindow:      webhook.DefaultRegistrationWindow,
 		FederationMaxPendingRegistrations: webhook.DefaultMaxPendingRegistrations,
+
+		History: HistoryOptions{Store: history.SQLite},
 	}
 }
 
@@ -191,6 +196,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"operators that may wait for approval under a Federation's registration: approval, past which registration answers 503 (negative: no bound)")
 	fs.StringSliceVar(&o.FederationTrustedProxies, "federation-trusted-proxies", o.FederationTrustedProxies,
 		"comma-separated CIDRs or addresses of reverse proxies whose X-Forwarded-For names the client address the API's rate limits count (default: none; the connection's address counts)")
+	o.addHistoryFlags(fs)
 }
 
 // sidecarDir is SidecarDir, or LogDir/_sidecars by default ("" without a LogDir).
@@ -219,6 +225,9 @@ func (o *Options) Validate() error {
 		}
 	}
 	errs = append(errs, o.validateNamespaces()...)
+	if err := o.validateHistory(); err != nil {
+		errs = append(errs, err)
+	}
 	if _, _, err := net.SplitHostPort(o.HealthProbeBindAddress); err != nil {
 		errs = append(errs, fmt.Errorf("--health-probe-bind-address %q: %w", o.HealthProbeBindAddress, err))
 	}
@@ -355,8 +364,12 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 	if err := federation.RegisterIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
+	store, err := o.openHistory(ctx, mgr)
+	if err != nil {
+		return nil, err
+	}
 	if err := controllers.Setup(ctx, mgr, controllers.Options{LogDir: o.LogDir, Hooks: o.Hooks, RetrySchedule: o.RetrySchedule,
-		SnapshotInterval: o.SnapshotInterval, Now: o.Now}); err != nil {
+		SnapshotInterval: o.SnapshotInterval, Now: o.Now, History: store, HistoryInterval: o.History.Interval}); err != nil {
 		return nil, err
 	}
 	if o.Webhooks.Enable {
@@ -364,7 +377,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 			return nil, err
 		}
 	}
-	if err := addFederationAPI(mgr, o); err != nil {
+	if err := addFederationAPI(mgr, o, store); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -378,7 +391,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 
 // addFederationAPI adds the federation API to mgr, unless o disables it. It runs on every
 // replica, not only the leader.
-func addFederationAPI(mgr manager.Manager, o *Options) error {
+func addFederationAPI(mgr manager.Manager, o *Options, store *history.Store) error {
 	if o.FederationBindAddress == "0" {
 		return nil
 	}
@@ -395,7 +408,7 @@ func addFederationAPI(mgr manager.Manager, o *Options) error {
 		OperatorSidecarQuotaBytes: o.FederationSidecarQuotaBytes, SidecarStorageBytes: o.FederationSidecarStorageBytes,
 		RatePerSecond: o.FederationRateLimit, OperatorRatePerSecond: o.FederationOperatorRateLimit,
 		RegistrationLimit: o.FederationRegistrationLimit, RegistrationWindow: o.FederationRegistrationWindow,
-		MaxPendingRegistrations: o.FederationMaxPendingRegistrations, TrustedProxies: proxies})
+		MaxPendingRegistrations: o.FederationMaxPendingRegistrations, TrustedProxies: proxies, History: store})
 	if err != nil {
 		return err
 	}

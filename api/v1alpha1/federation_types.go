@@ -156,6 +156,21 @@ type FederationSpec struct {
 	// +listMapKey=operatorID
 	// +kubebuilder:validation:MaxItems=1024
 	ApprovedOperators []OperatorApproval `json:"approvedOperators,omitempty"`
+
+	// history says how long finished records stay objects before they move to the
+	// federation's history store (which the manager's --history flags choose).
+	// +optional
+	History FederationHistory `json:"history,omitzero"`
+}
+
+// FederationHistory is a Federation's retention of finished records in etcd.
+type FederationHistory struct {
+	// retention is how long an anchored Submission, and a logged CrossAnchor, stays an
+	// object after it was made before it moves to the history store, where the API still
+	// serves it: at least 24h (a shorter one counts as 24h); 72h when unset. The last
+	// anchor run's CrossAnchors and each operator's head Submission stay objects.
+	// +optional
+	Retention metav1.Duration `json:"retention,omitzero"`
 }
 
 // AnchorSummary points at one CrossAnchor.

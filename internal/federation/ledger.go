@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,11 +19,14 @@ import (
 // It is derived from the anchors alone, which are immutable records, and kept in
 // memory: Sync folds each trusted anchor in once, Fold adds one its caller just made,
 // and nothing else writes it. A process builds it again from the anchors that exist when
-// it starts. It only grows: an anchor deleted later (past the admission policy) stays
+// it starts, and from those its Federation moved to the history store (Archive). It only grows: an anchor deleted later (past the admission policy) stays
 // folded in, since what it bound was anchored, receipts and log entry included.
 type Ledger struct {
 	// Trust verifies each anchor before it is folded in; nil verifies without remembering.
 	Trust *Trust
+	// Archive, when set, holds the anchors that left etcd: each Federation's are folded
+	// in once, on its first Sync.
+	Archive ArchivedAnchors
 
 	mu   sync.Mutex
 	feds map[fedKey]*fedLedger
@@ -35,10 +39,18 @@ type fedKey struct {
 	uid  types.UID
 }
 
+// ArchivedAnchors gives a Federation's anchors that left etcd (the history store),
+// each checked to be the Federation's before f sees it.
+type ArchivedAnchors interface {
+	EachAnchor(ctx context.Context, fed *fv1.Federation, f func(*fv1.CrossAnchor) error) error
+}
+
 // fedLedger is one Federation's part of the ledger.
 type fedLedger struct {
 	folded  map[types.UID]struct{}
 	through map[fv1.OperatorID]int64
+	// archiveRead is set once the anchors of the Archive are folded in.
+	archiveRead bool
 }
 
 // Sync folds into fed's ledger every anchor in fed's namespace that from lists, that the
@@ -60,13 +72,39 @@ func (l *Ledger) Sync(ctx context.Context, from client.Reader, fed *fv1.Federati
 			continue // rejected already: reading it again finds the same
 		}
 		var ca fv1.CrossAnchor
-		if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); err != nil {
-			return client.IgnoreNotFound(err)
+		if err := from.Get(ctx, client.ObjectKeyFromObject(m), &ca, client.UnsafeDisableDeepCopy); apierrors.IsNotFound(err) {
+			continue // deleted since the listing: moved to the Archive, or gone with its Federation
+		} else if err != nil {
+			return err
 		}
 		if l.Trust.Verify(fed, &ca) == nil {
 			l.Fold(fed, &ca)
 		}
 	}
+	return l.syncArchive(ctx, fed)
+}
+
+// syncArchive folds in fed's anchors of the Archive, once. It runs after the listing of
+// the objects: an anchor moved between the two reads is in the one or the other.
+func (l *Ledger) syncArchive(ctx context.Context, fed *fv1.Federation) error {
+	if l.Archive == nil {
+		return nil
+	}
+	l.mu.Lock()
+	done := l.ledgerOf(fed).archiveRead
+	l.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := l.Archive.EachAnchor(ctx, fed, func(ca *fv1.CrossAnchor) error {
+		l.Fold(fed, ca)
+		return nil
+	}); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.ledgerOf(fed).archiveRead = true
+	l.mu.Unlock()
 	return nil
 }
 

@@ -108,7 +108,9 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // schema is the store's tables, the same text for both databases. A participant row
 // indexes an anchor by operator; it is not evidence: every anchor found through it is
-// read and checked, and must list the operator.
+// read and checked, and must list the operator. A sidecar row keeps the attestation
+// sidecar a stored submission names from the sidecar store's sweep; a forged one keeps a
+// file, a deleted one loses it, as deleting the submission would.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS cairn_history_anchors (
 		federation_uid TEXT NOT NULL,
@@ -136,6 +138,11 @@ var schema = []string{
 		sealed_by TEXT NOT NULL,
 		seal TEXT NOT NULL,
 		PRIMARY KEY (federation_uid, name))`,
+	`CREATE TABLE IF NOT EXISTS cairn_history_sidecars (
+		federation_uid TEXT NOT NULL,
+		digest TEXT NOT NULL,
+		name TEXT NOT NULL,
+		PRIMARY KEY (federation_uid, digest, name))`,
 	`CREATE INDEX IF NOT EXISTS cairn_history_submissions_by_operator
 		ON cairn_history_submissions (federation_uid, operator_id, last_seq)`,
 }

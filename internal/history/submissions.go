@@ -29,7 +29,14 @@ func (s *Store) PutSubmission(ctx context.Context, fed *fv1.Federation, sub *fv1
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO cairn_history_submissions
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.putSubmission(ctx, tx, fed, sub, rec)
+	})
+}
+
+// putSubmission writes sub's row, sealed as rec, and its sidecar rows.
+func (s *Store) putSubmission(ctx context.Context, tx *sql.Tx, fed *fv1.Federation, sub *fv1.Submission, rec *sealed) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_submissions
 		(federation_uid, namespace, name, operator_id, first_seq, last_seq, anchor_id, object, sealed_by, seal)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (federation_uid, name) DO UPDATE SET namespace = excluded.namespace, operator_id = excluded.operator_id,
@@ -40,7 +47,21 @@ func (s *Store) PutSubmission(ctx context.Context, fed *fv1.Federation, sub *fv1
 	if err != nil {
 		return fmt.Errorf("store submission %s: %w", sub.Name, err)
 	}
+	for _, sc := range sub.Spec.Sidecars {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_sidecars (federation_uid, digest, name) VALUES (?, ?, ?)
+			ON CONFLICT DO NOTHING`), string(fed.UID), string(sc.Digest), sub.Name); err != nil {
+			return fmt.Errorf("store submission %s: %w", sub.Name, err)
+		}
+	}
 	return nil
+}
+
+// NamesSidecar reports whether a stored submission of fed names the sidecar digest.
+func (s *Store) NamesSidecar(ctx context.Context, fed *fv1.Federation, digest fv1.Hash) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM cairn_history_sidecars WHERE federation_uid = ? AND digest = ?`),
+		string(fed.UID), string(digest)).Scan(&n)
+	return n > 0, err
 }
 
 // Submission returns fed's stored submission name, checked: ErrNotFound when the store
