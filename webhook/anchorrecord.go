@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"regexp"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -110,19 +107,18 @@ func anchorNotFound(id string) *apiError {
 // must not write to it), when the federation made it (federation.TrustAnchor, its verdict
 // remembered), else 404 anchor_not_found.
 func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id string) (*fv1.CrossAnchor, error) {
-	var ca fv1.CrossAnchor // read-only: not copied out of the cache (up to 10,000 participants)
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		return nil, anchorNotFound(id)
-	}
+	ca, err := s.anchorNamed(ctx, fed, id) // read-only: not copied out of the cache (up to 10,000 participants)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.verdicts.TrustAnchor(fed, &ca); err != nil {
+	if ca == nil {
+		return nil, anchorNotFound(id)
+	}
+	if err := s.verdicts.TrustAnchor(fed, ca); err != nil {
 		s.log.WarnContext(ctx, "Refused to serve an untrusted anchor", "anchorID", id, "error", err)
 		return nil, anchorNotFound(id)
 	}
-	return &ca, nil
+	return ca, nil
 }
 
 // newAnchorRecord is ca's record; ca must be trusted. Its log members are shown only when

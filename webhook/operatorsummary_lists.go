@@ -3,11 +3,8 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"slices"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -78,12 +75,8 @@ func (s *Server) headSubmission(ctx context.Context, fo *fv1.FederationOperator)
 // submissionBefore is the accepted submission of fo that the submission name continues;
 // nil when there is none, or name is not fo's.
 func (s *Server) submissionBefore(ctx context.Context, fo *fv1.FederationOperator, name string) (*fv1.Submission, error) {
-	var sub fv1.Submission
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fo.Namespace, Name: name}, &sub, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil || sub.Spec.OperatorID != fo.Status.OperatorID {
+	sub, err := s.submissionNamed(ctx, fo.Namespace, name)
+	if err != nil || sub == nil || sub.Spec.OperatorID != fo.Status.OperatorID {
 		return nil, err
 	}
 	return s.acceptedEnding(ctx, fo, sub.Spec.FirstSeq-1)
@@ -103,12 +96,15 @@ func (s *Server) acceptedEnding(ctx context.Context, fo *fv1.FederationOperator,
 }
 
 // endingAt lists fo's submissions ending at lastSeq, accepted or not, from the cache's
-// index, uncopied.
+// index, uncopied; from the history store when the cache has none.
 func (s *Server) endingAt(ctx context.Context, fo *fv1.FederationOperator, lastSeq int64) ([]fv1.Submission, error) {
 	var list fv1.SubmissionList
 	err := s.client.List(ctx, &list, client.InNamespace(fo.Namespace),
 		client.MatchingFields{federation.SubmissionSeqIndex: federation.SeqKey(fo.Status.OperatorID, lastSeq)}, client.UnsafeDisableDeepCopy)
-	return list.Items, err
+	if err != nil || len(list.Items) > 0 {
+		return list.Items, err
+	}
+	return s.storedEnding(ctx, fo.Status.OperatorID, lastSeq)
 }
 
 // acceptedOf is the submission of subs that is operator's and whose signature and
@@ -131,7 +127,7 @@ func acceptedOf(subs []fv1.Submission, operator fv1.OperatorID) *fv1.Submission 
 // the page's last (after when the page is empty); and whether the list ended.
 func (s *Server) operatorAnchors(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, limit int, after *pageKey,
 ) (items []operatorAnchor, next *pageKey, done bool, err error) {
-	bound, err := s.anchorsBinding(ctx, fed, operator, after)
+	bound, err := s.anchorsBinding(ctx, fed, operator, after, limit+1)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -157,9 +153,9 @@ func (s *Server) operatorAnchors(ctx context.Context, fed *fv1.Federation, opera
 }
 
 // anchorsBinding lists the CrossAnchors that name operator as a participant and sort
-// after after, newest first (anchoredAt's fixed width orders as text), from the cache's
-// index, uncopied and unverified.
-func (s *Server) anchorsBinding(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, after *pageKey) ([]*fv1.CrossAnchor, error) {
+// after after, newest first, from the cache's index (uncopied and unverified) and, limit
+// of them at most, from the history store (withStoredAnchors).
+func (s *Server) anchorsBinding(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, after *pageKey, limit int) ([]*fv1.CrossAnchor, error) {
 	var list fv1.CrossAnchorList
 	if err := s.client.List(ctx, &list, client.InNamespace(fed.Namespace),
 		client.MatchingFields{federation.ParticipantIndex: string(operator)}, client.UnsafeDisableDeepCopy); err != nil {
@@ -171,8 +167,5 @@ func (s *Server) anchorsBinding(ctx context.Context, fed *fv1.Federation, operat
 			bound = append(bound, ca)
 		}
 	}
-	slices.SortFunc(bound, func(a, b *fv1.CrossAnchor) int {
-		return cmp.Or(strings.Compare(b.Spec.AnchoredAt, a.Spec.AnchoredAt), strings.Compare(b.Name, a.Name))
-	})
-	return bound, nil
+	return s.withStoredAnchors(ctx, fed, bound, operator, after, limit)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -129,9 +128,10 @@ func (s *Server) anchorsPage(ctx context.Context, fed *fv1.Federation, after *pa
 			candidates = append(candidates, ca)
 		}
 	}
-	slices.SortFunc(candidates, func(a, b *fv1.CrossAnchor) int { // newest first; anchoredAt's fixed width orders as text
-		return cmp.Or(strings.Compare(b.Spec.AnchoredAt, a.Spec.AnchoredAt), strings.Compare(b.Name, a.Name))
-	})
+	candidates, err := s.withStoredAnchors(ctx, fed, candidates, "", after, s.pageRows+1)
+	if err != nil {
+		return nil, err
+	}
 	res := &anchorsPageResult{rows: []anchorRow{}}
 	var last *fv1.CrossAnchor
 	for _, ca := range candidates {

@@ -64,7 +64,7 @@ func (s *Server) serveReceipts(w http.ResponseWriter, r *http.Request) {
 func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, since string, limit int, tok *pageToken) (*receiptsResponse, error) {
 	// Only the anchors that bind the operator, through the participant index and uncopied;
 	// only the page's are verified (and their verdicts remembered), newest first.
-	candidates, err := s.anchorsBinding(ctx, fed, fv1.OperatorID(id), tok.Anchor)
+	candidates, err := s.anchorsBinding(ctx, fed, fv1.OperatorID(id), tok.Anchor, limit+1)
 	if err != nil {
 		return nil, err
 	}

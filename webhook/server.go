@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/internal/history"
 	"github.com/cairn-dev/cairn/internal/version"
 	"github.com/cairn-dev/cairn/pkg/sidecar"
 )
@@ -64,6 +65,9 @@ type Options struct {
 	// APIReader reads from the API server, uncached: the used-challenge records, which
 	// the manager does not cache. Required.
 	APIReader client.Reader
+	// History is the federation's history store, where finished records move out of
+	// etcd; nil when they stay objects.
+	History *history.Store
 	// Informers are the manager's cache's (mgr.GetCache()): their events keep the counts
 	// GET /federation/status shows, so that no request counts the store (kept.go).
 	// Required.
@@ -140,6 +144,7 @@ type Options struct {
 type Server struct {
 	client     client.Client
 	apiReader  client.Reader
+	history    *history.Store // nil: every record is an object
 	federation types.NamespacedName
 	now        func() time.Time
 	started    time.Time
@@ -190,7 +195,7 @@ func New(o Options) (*Server, error) {
 	if o.Federation.Namespace == "" || o.Federation.Name == "" {
 		return nil, errors.New("webhook: Options.Federation needs a namespace and a name")
 	}
-	s := &Server{client: o.Client, apiReader: o.APIReader, federation: o.Federation, now: o.Now,
+	s := &Server{client: o.Client, apiReader: o.APIReader, history: o.History, federation: o.Federation, now: o.Now,
 		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger, pageRows: pageSize}
 	if s.now == nil {
 		s.now = time.Now

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -144,15 +143,11 @@ func (s *Server) submissionSidecar(ctx context.Context, id, digest string) (*fv1
 	if len(validation.IsDNS1123Subdomain(id)) > 0 {
 		return nil, nil // no object has this name
 	}
-	var sub fv1.Submission
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: s.federation.Namespace, Name: id}, &sub, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	sub, err := s.submissionNamed(ctx, s.federation.Namespace, id)
+	if err != nil || sub == nil {
 		return nil, err
 	}
-	return acceptedRecord(&sub, digest), nil
+	return acceptedRecord(sub, digest), nil
 }
 
 // oldestAcceptedSidecar is the record of digest on the oldest accepted Submission of

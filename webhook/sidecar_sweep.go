@@ -50,7 +50,10 @@ func (s *Server) sweepSidecars(ctx context.Context) {
 		var subs fv1.SubmissionList
 		err := s.client.List(ctx, &subs, client.InNamespace(s.federation.Namespace),
 			client.MatchingFields{federation.SidecarIndex: digest}, client.Limit(1), client.UnsafeDisableDeepCopy)
-		return len(subs.Items) > 0, err
+		if err != nil || len(subs.Items) > 0 || s.history == nil {
+			return len(subs.Items) > 0, err
+		}
+		return s.storedSidecar(ctx, digest) // named by a submission that moved to the history store
 	}, cutoff)
 	if err != nil && ctx.Err() == nil {
 		s.log.WarnContext(ctx, "Failed to sweep the sidecar store", "error", err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
@@ -49,15 +48,14 @@ func (s *Server) serveVerify(w http.ResponseWriter, r *http.Request) {
 // reads cost the anchor's participants, not the store. 404 anchor_not_found when no
 // CrossAnchor of that name exists in fed's namespace.
 func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id string) (*anchorEvidence, error) {
-	var ca fv1.CrossAnchor
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: id}, &ca, client.UnsafeDisableDeepCopy)
-	if apierrors.IsNotFound(err) {
-		return nil, anchorNotFound(id)
-	}
+	ca, err := s.anchorNamed(ctx, fed, id)
 	if err != nil {
 		return nil, err
 	}
-	ev := &anchorEvidence{fed: fed, ca: &ca, covered: make([]participantEvidence, len(ca.Spec.Participants)), verdicts: s.verdicts}
+	if ca == nil {
+		return nil, anchorNotFound(id)
+	}
+	ev := &anchorEvidence{fed: fed, ca: ca, covered: make([]participantEvidence, len(ca.Spec.Participants)), verdicts: s.verdicts}
 	for i, p := range ca.Spec.Participants {
 		pe := &ev.covered[i]
 		if pe.operator, err = federation.RegisteredOperator(ctx, s.client, fed.Namespace, string(p.OperatorID), client.UnsafeDisableDeepCopy); err != nil {
@@ -69,6 +67,11 @@ func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id str
 			return nil, err
 		}
 		pe.submissions = subs.Items
+		if len(pe.submissions) == 0 { // moved to the history store with its anchor
+			if pe.submissions, err = s.storedEnding(ctx, p.OperatorID, p.LastSeq); err != nil {
+				return nil, err
+			}
+		}
 	}
 	ev.logKey, ev.logKeyErr = s.logKey(ctx, fed)
 	ev.readEntry = s.entryReader(fed, ev.logKey)
