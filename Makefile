@@ -14,6 +14,8 @@ ENVTEST_ASSETS = $$(KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/setup-envtest.sh)
 EXTERNAL_CRDS = $$(hack/setup-crds.sh)
 # The env file hack/rekor-up.sh writes: REKOR_URL, REKOR_CLI and the rest.
 REKOR_ENV = $${CAIRN_REKOR_STATE:-$${TMPDIR:-/tmp}/cairn-rekor-$$(id -u)}/env
+# The env file hack/postgres-up.sh writes: CAIRN_POSTGRES_DSN and the rest.
+POSTGRES_ENV = $${CAIRN_POSTGRES_STATE:-$${TMPDIR:-/tmp}/cairn-postgres-$$(id -u)}/env
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS ?= -X github.com/cairn-dev/cairn/internal/version.Version=$(VERSION)
@@ -138,6 +140,14 @@ rekor-up: ## Start a local Rekor v1 stack for the integration tests (hack/rekor-
 .PHONY: rekor-down
 rekor-down: ## Stop the local Rekor stack.
 	hack/rekor-down.sh
+
+.PHONY: postgres-up
+postgres-up: ## Start a private PostgreSQL for the history store's tests (hack/postgres-up.sh; postgres-down stops it).
+	hack/postgres-up.sh up >/dev/null
+
+.PHONY: postgres-down
+postgres-down: ## Stop the private PostgreSQL (its data stays).
+	hack/postgres-down.sh
 
 .PHONY: setup-chromium
 setup-chromium: ## Install Debian's chromium for the /docs and /redoc browser test (hack/setup-chromium.sh).

@@ -25,6 +25,9 @@ hack/rekor-up.sh >/dev/null
 rekor_env="${CAIRN_REKOR_STATE:-${TMPDIR:-/tmp}/cairn-rekor-$(id -u)}/env"
 rekor_bin="$(. "$rekor_env" && printf '%s' "$REKOR_BIN_DIR")"
 mariadbd="$(command -v mariadbd || command -v /usr/sbin/mariadbd || echo mariadbd)"
+hack/postgres-up.sh >/dev/null
+postgres_env="${CAIRN_POSTGRES_STATE:-${TMPDIR:-/tmp}/cairn-postgres-$(id -u)}/env"
+postgres_bin="$(. "$postgres_env" && printf '%s' "$CAIRN_POSTGRES_BIN_DIR")"
 
 row go "$(go version)"
 row kube-apiserver "$(first_line "$assets/kube-apiserver" --version)"
@@ -36,5 +39,6 @@ if command -v dpkg-query >/dev/null && dpkg-query -W chromium >/dev/null 2>&1; t
 fi
 row python3 "$(first_line python3 --version) at $(command -v python3 || echo "(none on PATH)")"
 row mariadb "$(first_line "$mariadbd" --version)"
+row postgresql "$(first_line "$postgres_bin/postgres" --version) at $postgres_bin"
 row trillian "$(module_version "$rekor_bin/trillian_log_server" github.com/google/trillian)"
 row rekor "$(module_version "$rekor_bin/rekor-server" github.com/sigstore/rekor)"
