@@ -5,8 +5,11 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +26,8 @@ import (
 // store, where the federation API still serves it, and deletes the object. A finished
 // record is a CrossAnchor in the log, or an accepted Submission an anchor covers. What the
 // next run needs stays: the last run's anchors (status.lastAnchor and any of its
-// anchoredAt), and each operator's head Submission. A record is deleted only after the
+// anchoredAt), and each operator's head Submission. Retention counts from an anchor's
+// anchoredAt, for a Submission from its anchor's. A record is deleted only after the
 // store gave it back verified and equal to the object, and with the object's UID and
 // resourceVersion as preconditions, so a crash at any step loses nothing: the next pass
 // stores it again (a replace) and deletes it then. An upgraded federation moves its old
@@ -40,6 +44,9 @@ const (
 	// historyBatch is how many records one pass moves per Federation at most, so that a
 	// pass over a large backlog (an upgrade) ends and the next Federation gets its turn.
 	historyBatch = 2000
+	// historyChunk is how many submissions one transaction of the store takes, and
+	// historyDeleters how many deletes are in flight at once.
+	historyChunk, historyDeleters = 200, 8
 )
 
 // historyRetention is fed's retention of finished records, within its bounds.
@@ -103,7 +110,8 @@ func (a *historyArchiver) archiveAll(ctx context.Context) {
 // movedCount counts what one pass moved.
 type movedCount struct{ anchors, submissions int }
 
-// archive moves fed's finished records older than its retention, historyBatch at most.
+// archive moves fed's finished records older than its retention, historyBatch of each
+// kind at most.
 func (a *historyArchiver) archive(ctx context.Context, fed *fv1.Federation) (movedCount, error) {
 	var moved movedCount
 	key, err := a.sealingKey(ctx, fed)
@@ -111,45 +119,89 @@ func (a *historyArchiver) archive(ctx context.Context, fed *fv1.Federation) (mov
 		return moved, err
 	}
 	cutoff := a.now().Add(-historyRetention(fed))
-	var anchors fv1.CrossAnchorList
-	if err := a.client.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	loggedAt, err := a.archiveAnchors(ctx, fed, key, cutoff, &moved)
+	if err != nil {
 		return moved, err
 	}
+	return moved, a.archiveSubmissions(ctx, fed, key, cutoff, loggedAt, &moved)
+}
+
+// archiveAnchors moves fed's finished anchors made before cutoff. It returns when each
+// anchor still an object was made, by name; the zero time for one not in the log yet.
+func (a *historyArchiver) archiveAnchors(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, cutoff time.Time,
+	moved *movedCount,
+) (map[string]time.Time, error) {
+	var anchors fv1.CrossAnchorList
+	if err := a.client.List(ctx, &anchors, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
 	lastRun := lastRunAt(fed, anchors.Items)
-	logged := map[string]bool{} // the anchors still objects, by name: whether they are in the log
+	loggedAt := map[string]time.Time{}
 	for i := range anchors.Items {
 		ca := &anchors.Items[i]
-		logged[ca.Name] = ca.Status.Phase == fv1.PhaseAnchored
+		if at, err := protocol.ParseAnchoredAt(ca.Spec.AnchoredAt); err == nil && ca.Status.Phase == fv1.PhaseAnchored {
+			loggedAt[ca.Name] = at
+		} else {
+			loggedAt[ca.Name] = time.Time{}
+		}
 		if moved.anchors == historyBatch || !finishedAnchor(fed, ca, cutoff, lastRun) {
 			continue
 		}
 		if err := a.moveAnchor(ctx, fed, ca.DeepCopy(), key); err != nil {
-			return moved, err
+			return nil, err
 		}
 		moved.anchors++
 	}
+	return loggedAt, nil
+}
+
+// archiveSubmissions moves fed's finished submissions whose anchor was made before
+// cutoff: an anchor still an object by loggedAt, else one the store holds (only logged
+// anchors past the retention are stored).
+func (a *historyArchiver) archiveSubmissions(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, cutoff time.Time,
+	loggedAt map[string]time.Time, moved *movedCount,
+) error {
 	heads, err := a.heads(ctx, fed)
 	if err != nil {
-		return moved, err
+		return err
 	}
 	var subs fv1.SubmissionList
 	if err := a.client.List(ctx, &subs, client.InNamespace(fed.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return moved, err
+		return err
 	}
+	var finished []*fv1.Submission
 	for i := range subs.Items {
 		sub := &subs.Items[i]
-		if moved.submissions == historyBatch || !finishedSubmission(sub, cutoff, heads) {
+		if len(finished) == historyBatch || !finishedSubmission(sub, heads) {
 			continue
 		}
-		if inLog, ok := logged[string(sub.Status.AnchorRef)]; ok && !inLog {
-			continue // its anchor is not in the log yet (not an object: it was moved, so logged)
+		ref := string(sub.Status.AnchorRef)
+		at, object := loggedAt[ref]
+		if !object {
+			stored, err := a.history.Anchor(ctx, fed, ref)
+			if errors.Is(err, history.ErrNotFound) || errors.Is(err, history.ErrTampered) {
+				continue // marked by an anchor that is neither an object nor stored: not the federation's to move
+			}
+			if err != nil {
+				return err
+			}
+			if at, err = protocol.ParseAnchoredAt(stored.Spec.AnchoredAt); err != nil {
+				return err
+			}
+			loggedAt[ref] = at
 		}
-		if err := a.moveSubmission(ctx, fed, sub.DeepCopy(), key); err != nil {
-			return moved, err
+		if !at.IsZero() && at.Before(cutoff) {
+			finished = append(finished, sub.DeepCopy())
 		}
-		moved.submissions++
 	}
-	return moved, nil
+	for chunk := range slices.Chunk(finished, historyChunk) {
+		n, err := a.moveSubmissions(ctx, fed, chunk, key)
+		moved.submissions += n
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finishedAnchor reports whether ca is one of fed's anchors, in the log, made before
@@ -179,11 +231,12 @@ func lastRunAt(fed *fv1.Federation, anchors []fv1.CrossAnchor) time.Time {
 	return fed.Status.LastAnchor.AnchoredAt.Time
 }
 
-// finishedSubmission reports whether sub is accepted, marked anchored, made before cutoff
-// and not its operator's head.
-func finishedSubmission(sub *fv1.Submission, cutoff time.Time, heads map[fv1.OperatorID]string) bool {
+// finishedSubmission reports whether sub is accepted, marked anchored and not its
+// operator's head. Its retention counts from its anchor's anchoredAt, on the clock the
+// controllers keep.
+func finishedSubmission(sub *fv1.Submission, heads map[fv1.OperatorID]string) bool {
 	return sub.DeletionTimestamp == nil && federation.IsAccepted(sub) && sub.Status.Anchored && sub.Status.AnchorRef != "" &&
-		sub.CreationTimestamp.Time.Before(cutoff) && heads[sub.Spec.OperatorID] != sub.Name
+		heads[sub.Spec.OperatorID] != sub.Name
 }
 
 // heads maps each operator of fed's namespace to its head Submission's name.
@@ -230,19 +283,35 @@ func (a *historyArchiver) moveAnchor(ctx context.Context, fed *fv1.Federation, c
 	return a.deleteMoved(ctx, ca)
 }
 
-// moveSubmission stores sub, reads it back and deletes the object.
-func (a *historyArchiver) moveSubmission(ctx context.Context, fed *fv1.Federation, sub *fv1.Submission, key ed25519.PrivateKey) error {
-	if err := a.history.PutSubmission(ctx, fed, sub, key); err != nil {
-		return err
+// moveSubmissions stores subs in one transaction, reads each back and deletes the
+// objects, historyDeleters at a time. It returns how many it deleted.
+func (a *historyArchiver) moveSubmissions(ctx context.Context, fed *fv1.Federation, subs []*fv1.Submission, key ed25519.PrivateKey) (int, error) {
+	if err := a.history.PutSubmissions(ctx, fed, subs, key); err != nil {
+		return 0, err
 	}
-	stored, err := a.history.Submission(ctx, fed, sub.Name)
-	if err != nil {
-		return fmt.Errorf("read back submission %s: %w", sub.Name, err)
+	for _, sub := range subs {
+		stored, err := a.history.Submission(ctx, fed, sub.Name)
+		if err != nil {
+			return 0, fmt.Errorf("read back submission %s: %w", sub.Name, err)
+		}
+		if stored.UID != sub.UID || !equality.Semantic.DeepEqual(stored.Spec, sub.Spec) || !equality.Semantic.DeepEqual(stored.Status, sub.Status) {
+			return 0, fmt.Errorf("read back submission %s: the store gave another version", sub.Name)
+		}
 	}
-	if stored.UID != sub.UID || !equality.Semantic.DeepEqual(stored.Spec, sub.Spec) || !equality.Semantic.DeepEqual(stored.Status, sub.Status) {
-		return fmt.Errorf("read back submission %s: the store gave another version", sub.Name)
+	var deleted atomic.Int64
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(historyDeleters)
+	for _, sub := range subs {
+		g.Go(func() error {
+			if err := a.deleteMoved(ctx, sub); err != nil {
+				return err
+			}
+			deleted.Add(1)
+			return nil
+		})
 	}
-	return a.deleteMoved(ctx, sub)
+	err := g.Wait()
+	return int(deleted.Load()), err
 }
 
 // deleteMoved deletes o, as it was read: a change since (a conflict) leaves it for the

@@ -86,5 +86,27 @@ var _ = Describe("The history store", func() {
 		fromStore := &federation.Ledger{Archive: store}
 		Expect(fromStore.Sync(ctx, noObjects, currentFederation(fed))).To(Succeed())
 		Expect(fromStore.Through(currentFederation(fed), op.id())).To(Equal(int64(5)), "the stored anchor bound seqs 1-5")
+
+		By("a restore drill: the Federation deleted, then made again under its name, finds its signing key Secret and reads its history")
+		before := currentFederation(fed)
+		Expect(k8sClient.Delete(ctx, before)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(fed), &fv1.Federation{}))
+		}).Should(BeTrue())
+		Expect(suiteLogs.stop(ctx, client.ObjectKeyFromObject(fed))).To(Succeed())
+		suiteLogs.restart(client.ObjectKeyFromObject(fed))
+		restored := newFederation(ns, nil)
+		Eventually(func() []fv1.KeyRecord { return currentFederation(restored).Status.KeyHistory }).ShouldNot(BeEmpty())
+		after := currentFederation(restored)
+		Expect(after.UID).NotTo(Equal(before.UID))
+		Expect(after.Status.PublicKeyPEM).To(Equal(before.Status.PublicKeyPEM))
+		stored, err = store.Anchor(ctx, after, firstAnchor)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored.UID).To(Equal(firstObject.UID))
+		_, err = store.Submission(ctx, after, subName(ns, "history-1"))
+		Expect(err).NotTo(HaveOccurred())
+		restoredLedger := &federation.Ledger{Archive: store}
+		Expect(restoredLedger.Sync(ctx, noObjects, after)).To(Succeed())
+		Expect(restoredLedger.Through(after, op.id())).To(Equal(int64(5)))
 	})
 })

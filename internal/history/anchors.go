@@ -33,20 +33,20 @@ func (s *Store) PutAnchor(ctx context.Context, fed *fv1.Federation, ca *fv1.Cros
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_anchors
-			(federation_uid, namespace, anchor_id, anchored_at, object, sealed_by, seal) VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (federation_uid, anchor_id) DO UPDATE SET namespace = excluded.namespace,
+			(federation, namespace, anchor_id, anchored_at, object, sealed_by, seal) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (federation, anchor_id) DO UPDATE SET namespace = excluded.namespace,
 			anchored_at = excluded.anchored_at, object = excluded.object, sealed_by = excluded.sealed_by, seal = excluded.seal`),
-			string(fed.UID), ca.Namespace, ca.Name, ca.Spec.AnchoredAt, string(rec.object), rec.sealedBy, rec.seal); err != nil {
+			fedKey(fed), ca.Namespace, ca.Name, ca.Spec.AnchoredAt, string(rec.object), rec.sealedBy, rec.seal); err != nil {
 			return fmt.Errorf("store anchor %s: %w", ca.Name, err)
 		}
-		ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO cairn_history_participants (federation_uid, operator_id, anchor_id)
+		ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO cairn_history_participants (federation, operator_id, anchor_id)
 			VALUES (?, ?, ?) ON CONFLICT DO NOTHING`))
 		if err != nil {
 			return err
 		}
 		defer ins.Close() //nolint:errcheck // closing a statement of a transaction that ends anyway
 		for _, p := range ca.Spec.Participants {
-			if _, err := ins.ExecContext(ctx, string(fed.UID), string(p.OperatorID), ca.Name); err != nil {
+			if _, err := ins.ExecContext(ctx, fedKey(fed), string(p.OperatorID), ca.Name); err != nil {
 				return fmt.Errorf("store anchor %s: %w", ca.Name, err)
 			}
 		}
@@ -58,7 +58,7 @@ func (s *Store) PutAnchor(ctx context.Context, fed *fv1.Federation, ca *fv1.Cros
 // an error wrapping ErrTampered when its row does not verify.
 func (s *Store) Anchor(ctx context.Context, fed *fv1.Federation, id string) (*fv1.CrossAnchor, error) {
 	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_anchors a
-		WHERE a.federation_uid = ? AND a.anchor_id = ?`), string(fed.UID), id)
+		WHERE a.federation = ? AND a.anchor_id = ?`), fedKey(fed), id)
 	ca, err := s.scanAnchor(fed, row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("anchor %s: %w", id, ErrNotFound)
@@ -73,8 +73,8 @@ func (s *Store) Anchor(ctx context.Context, fed *fv1.Federation, id string) (*fv
 // when before is ""), newest first: IDs sort in the order anchors are made.
 func (s *Store) Anchors(ctx context.Context, fed *fv1.Federation, before string, limit int) ([]*fv1.CrossAnchor, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_anchors a
-		WHERE a.federation_uid = ? AND (? = '' OR a.anchor_id < ?) ORDER BY a.anchor_id DESC LIMIT ?`),
-		string(fed.UID), before, before, limit)
+		WHERE a.federation = ? AND (? = '' OR a.anchor_id < ?) ORDER BY a.anchor_id DESC LIMIT ?`),
+		fedKey(fed), before, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list anchors: %w", err)
 	}
@@ -84,10 +84,10 @@ func (s *Store) Anchors(ctx context.Context, fed *fv1.Federation, before string,
 // AnchorsBinding is Anchors restricted to those that bind operator.
 func (s *Store) AnchorsBinding(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, before string, limit int) ([]*fv1.CrossAnchor, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_participants p
-		JOIN cairn_history_anchors a ON a.federation_uid = p.federation_uid AND a.anchor_id = p.anchor_id
-		WHERE p.federation_uid = ? AND p.operator_id = ? AND (? = '' OR p.anchor_id < ?)
+		JOIN cairn_history_anchors a ON a.federation = p.federation AND a.anchor_id = p.anchor_id
+		WHERE p.federation = ? AND p.operator_id = ? AND (? = '' OR p.anchor_id < ?)
 		ORDER BY p.anchor_id DESC LIMIT ?`),
-		string(fed.UID), string(operator), before, before, limit)
+		fedKey(fed), string(operator), before, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list the anchors of %s: %w", operator, err)
 	}
@@ -97,14 +97,14 @@ func (s *Store) AnchorsBinding(ctx context.Context, fed *fv1.Federation, operato
 // EachAnchor calls f with each of fed's stored anchors that verifies, oldest first.
 func (s *Store) EachAnchor(ctx context.Context, fed *fv1.Federation, f func(*fv1.CrossAnchor) error) error {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_anchors a
-		WHERE a.federation_uid = ? ORDER BY a.anchor_id`), string(fed.UID))
+		WHERE a.federation = ? ORDER BY a.anchor_id`), fedKey(fed))
 	if err != nil {
 		return fmt.Errorf("read the anchors: %w", err)
 	}
 	defer rows.Close() //nolint:errcheck // rows.Err reports what matters
 	for rows.Next() {
 		ca, err := s.scanAnchor(fed, rows)
-		if errors.Is(err, ErrTampered) {
+		if errors.Is(err, ErrTampered) || errors.Is(err, ErrNotFound) {
 			continue // scanAnchor reported it
 		}
 		if err != nil {
@@ -128,7 +128,7 @@ func (s *Store) collectAnchors(fed *fv1.Federation, rows *sql.Rows, operator fv1
 			err = fmt.Errorf("%w: indexed as binding %s, which it does not", ErrTampered, operator)
 			s.reportTampered(kindAnchor, ca.Name, err)
 		}
-		if errors.Is(err, ErrTampered) {
+		if errors.Is(err, ErrTampered) || errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {

@@ -10,7 +10,7 @@
 // A database administrator can delete history but cannot forge it. Each row holds the
 // record as the API server had it (its JSON, managedFields and resourceVersion dropped)
 // and a seal: the federation's Ed25519 signature over the record's kind, its Federation's
-// UID and that JSON, under a key of the Federation's key history. Reading a row checks
+// namespace and name, and that JSON, under a key of the Federation's key history. Reading a row checks
 // the seal, that every other column says what the JSON says, and the record's own proofs
 // (an anchor's hash and signature as federation.TrustAnchor checks them, a submission's
 // signed export header), so a row that fails any check is reported (ErrTampered, or
@@ -28,6 +28,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+
+	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 )
 
 // The databases a Store can keep its rows in.
@@ -103,6 +105,12 @@ func openSQLite(path string) (*sql.DB, error) {
 	return sql.Open("sqlite", u.String())
 }
 
+// fedKey names fed in the store: its namespace and name. A Federation restored under
+// its name (a new object) with its keys reads its history again; one made again with
+// other keys finds the rows sealed before it under keys its key history lacks, which it
+// treats as absent (errForeign).
+func fedKey(fed *fv1.Federation) string { return fed.Namespace + "/" + fed.Name }
+
 // Close closes the store's connections.
 func (s *Store) Close() error { return s.db.Close() }
 
@@ -113,21 +121,21 @@ func (s *Store) Close() error { return s.db.Close() }
 // file, a deleted one loses it, as deleting the submission would.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS cairn_history_anchors (
-		federation_uid TEXT NOT NULL,
+		federation TEXT NOT NULL,
 		namespace TEXT NOT NULL,
 		anchor_id TEXT NOT NULL,
 		anchored_at TEXT NOT NULL,
 		object TEXT NOT NULL,
 		sealed_by TEXT NOT NULL,
 		seal TEXT NOT NULL,
-		PRIMARY KEY (federation_uid, anchor_id))`,
+		PRIMARY KEY (federation, anchor_id))`,
 	`CREATE TABLE IF NOT EXISTS cairn_history_participants (
-		federation_uid TEXT NOT NULL,
+		federation TEXT NOT NULL,
 		operator_id TEXT NOT NULL,
 		anchor_id TEXT NOT NULL,
-		PRIMARY KEY (federation_uid, operator_id, anchor_id))`,
+		PRIMARY KEY (federation, operator_id, anchor_id))`,
 	`CREATE TABLE IF NOT EXISTS cairn_history_submissions (
-		federation_uid TEXT NOT NULL,
+		federation TEXT NOT NULL,
 		namespace TEXT NOT NULL,
 		name TEXT NOT NULL,
 		operator_id TEXT NOT NULL,
@@ -137,14 +145,14 @@ var schema = []string{
 		object TEXT NOT NULL,
 		sealed_by TEXT NOT NULL,
 		seal TEXT NOT NULL,
-		PRIMARY KEY (federation_uid, name))`,
+		PRIMARY KEY (federation, name))`,
 	`CREATE TABLE IF NOT EXISTS cairn_history_sidecars (
-		federation_uid TEXT NOT NULL,
+		federation TEXT NOT NULL,
 		digest TEXT NOT NULL,
 		name TEXT NOT NULL,
-		PRIMARY KEY (federation_uid, digest, name))`,
+		PRIMARY KEY (federation, digest, name))`,
 	`CREATE INDEX IF NOT EXISTS cairn_history_submissions_by_operator
-		ON cairn_history_submissions (federation_uid, operator_id, last_seq)`,
+		ON cairn_history_submissions (federation, operator_id, last_seq)`,
 }
 
 // migrate creates the tables, in one transaction so that two replicas starting together

@@ -22,13 +22,13 @@ const (
 // (anchors, receipts, statements) starts with it.
 const sealDomain = "cairn history record v1\n"
 
-// sealMessage is what a row's seal signs: its kind, its Federation's UID and its object.
-func sealMessage(kind, fedUID string, object []byte) []byte {
-	msg := make([]byte, 0, len(sealDomain)+len(kind)+len(fedUID)+len(object)+2)
+// sealMessage is what a row's seal signs: its kind, its Federation (fedKey) and its object.
+func sealMessage(kind, fed string, object []byte) []byte {
+	msg := make([]byte, 0, len(sealDomain)+len(kind)+len(fed)+len(object)+2)
 	msg = append(msg, sealDomain...)
 	msg = append(msg, kind...)
 	msg = append(msg, '\n')
-	msg = append(msg, fedUID...)
+	msg = append(msg, fed...)
 	msg = append(msg, '\n')
 	return append(msg, object...)
 }
@@ -56,23 +56,29 @@ func sealRecord(kind string, fed *fv1.Federation, obj metav1.Object, key ed25519
 	if err != nil {
 		return nil, fmt.Errorf("seal %s %s: %w", kind, obj.GetName(), err)
 	}
-	sig := ed25519.Sign(key, sealMessage(kind, string(fed.UID), object))
+	sig := ed25519.Sign(key, sealMessage(kind, fedKey(fed), object))
 	return &sealed{object: object, sealedBy: protocol.Fingerprint(pub), seal: base64.StdEncoding.EncodeToString(sig)}, nil
 }
 
+// errForeign means a row is sealed by a key that is not in the Federation's key history:
+// a row of an earlier Federation of the same name, made again with other keys. Such a
+// row is answered as absent, as a deleted one would be.
+var errForeign = fmt.Errorf("%w: sealed by a key that is not in the Federation's key history", ErrNotFound)
+
 // checkSeal returns nil when s's seal verifies under the key of fed's key history it
-// names, over kind, fed's UID and s's object.
+// names, over kind, fed (fedKey) and s's object; errForeign when that key is none of
+// fed's.
 func checkSeal(kind string, fed *fv1.Federation, s *sealed) error {
 	rec := keyOf(fed, s.sealedBy)
 	if rec == nil {
-		return fmt.Errorf("%w: sealed by a key that is not in Federation %s's key history", ErrTampered, fed.Name)
+		return errForeign
 	}
 	pub, err := protocol.ParsePublicKeyPEM([]byte(rec.PublicKeyPEM))
 	if err != nil {
 		return fmt.Errorf("%w: the sealing key of Federation %s does not parse: %v", ErrTampered, fed.Name, err)
 	}
 	sig, err := base64.StdEncoding.DecodeString(s.seal)
-	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, sealMessage(kind, string(fed.UID), s.object), sig) {
+	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, sealMessage(kind, fedKey(fed), s.object), sig) {
 		return fmt.Errorf("%w: its seal does not verify", ErrTampered)
 	}
 	return nil

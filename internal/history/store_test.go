@@ -54,9 +54,22 @@ func TestStoreKeepsRecordsAsTheyWere(t *testing.T) {
 			t.Fatalf("missing anchor: %v, want ErrNotFound", err)
 		}
 		other := newWorld(t)
-		other.fed.UID = "fed-uid-2"
+		other.fed.Name = "fed-2"
 		if _, err := s.Anchor(ctx, other.fed, anchors[1].Name); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("another Federation's anchor: %v, want ErrNotFound", err)
+		}
+		restored := w.fed.DeepCopy()
+		restored.UID, restored.Status.KeyHistory = "fed-uid-restored", restored.Status.KeyHistory[:1]
+		if _, err := s.Anchor(ctx, restored, anchors[1].Name); err != nil {
+			t.Fatalf("the Federation restored under its name with its key: %v", err)
+		}
+		remade := w.fed.DeepCopy()
+		remade.UID, remade.Status.KeyHistory = "fed-uid-remade", []fv1.KeyRecord{keyRecord(t, seededKey(7))}
+		if _, err := s.Anchor(ctx, remade, anchors[1].Name); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrTampered) {
+			t.Fatalf("a Federation made again under the name with another key: %v, want ErrNotFound", err)
+		}
+		if page, err := s.Anchors(ctx, remade, "", 10); err != nil || len(page) != 0 {
+			t.Fatalf("a Federation made again under the name lists %v (%v), want none", anchorNames(page), err)
 		}
 
 		page, err := s.Anchors(ctx, w.fed, "", 2)

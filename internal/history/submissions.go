@@ -21,35 +21,49 @@ const submissionColumns = `namespace, name, operator_id, first_seq, last_seq, an
 // key of fed's key history). Storing it again replaces the stored version. It refuses
 // one whose export header does not verify, or that no anchor is marked on.
 func (s *Store) PutSubmission(ctx context.Context, fed *fv1.Federation, sub *fv1.Submission, key ed25519.PrivateKey) error {
-	if err := checkSubmission(sub); err != nil {
-		return fmt.Errorf("store submission %s: %w", sub.Name, err)
-	}
-	sub = sub.DeepCopy()
-	rec, err := sealRecord(kindSubmission, fed, sub, key)
-	if err != nil {
-		return err
+	return s.PutSubmissions(ctx, fed, []*fv1.Submission{sub}, key)
+}
+
+// PutSubmissions stores subs as PutSubmission does, in one transaction: all or none.
+func (s *Store) PutSubmissions(ctx context.Context, fed *fv1.Federation, subs []*fv1.Submission, key ed25519.PrivateKey) error {
+	recs := make([]*sealed, len(subs))
+	copies := make([]*fv1.Submission, len(subs))
+	for i, sub := range subs {
+		if err := checkSubmission(sub); err != nil {
+			return fmt.Errorf("store submission %s: %w", sub.Name, err)
+		}
+		copies[i] = sub.DeepCopy()
+		var err error
+		if recs[i], err = sealRecord(kindSubmission, fed, copies[i], key); err != nil {
+			return err
+		}
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		return s.putSubmission(ctx, tx, fed, sub, rec)
+		for i := range copies {
+			if err := s.putSubmission(ctx, tx, fed, copies[i], recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
 // putSubmission writes sub's row, sealed as rec, and its sidecar rows.
 func (s *Store) putSubmission(ctx context.Context, tx *sql.Tx, fed *fv1.Federation, sub *fv1.Submission, rec *sealed) error {
 	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_submissions
-		(federation_uid, namespace, name, operator_id, first_seq, last_seq, anchor_id, object, sealed_by, seal)
+		(federation, namespace, name, operator_id, first_seq, last_seq, anchor_id, object, sealed_by, seal)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (federation_uid, name) DO UPDATE SET namespace = excluded.namespace, operator_id = excluded.operator_id,
+		ON CONFLICT (federation, name) DO UPDATE SET namespace = excluded.namespace, operator_id = excluded.operator_id,
 		first_seq = excluded.first_seq, last_seq = excluded.last_seq, anchor_id = excluded.anchor_id,
 		object = excluded.object, sealed_by = excluded.sealed_by, seal = excluded.seal`),
-		string(fed.UID), sub.Namespace, sub.Name, string(sub.Spec.OperatorID), sub.Spec.FirstSeq, sub.Spec.LastSeq,
+		fedKey(fed), sub.Namespace, sub.Name, string(sub.Spec.OperatorID), sub.Spec.FirstSeq, sub.Spec.LastSeq,
 		string(sub.Status.AnchorRef), string(rec.object), rec.sealedBy, rec.seal)
 	if err != nil {
 		return fmt.Errorf("store submission %s: %w", sub.Name, err)
 	}
 	for _, sc := range sub.Spec.Sidecars {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_sidecars (federation_uid, digest, name) VALUES (?, ?, ?)
-			ON CONFLICT DO NOTHING`), string(fed.UID), string(sc.Digest), sub.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO cairn_history_sidecars (federation, digest, name) VALUES (?, ?, ?)
+			ON CONFLICT DO NOTHING`), fedKey(fed), string(sc.Digest), sub.Name); err != nil {
 			return fmt.Errorf("store submission %s: %w", sub.Name, err)
 		}
 	}
@@ -59,8 +73,8 @@ func (s *Store) putSubmission(ctx context.Context, tx *sql.Tx, fed *fv1.Federati
 // NamesSidecar reports whether a stored submission of fed names the sidecar digest.
 func (s *Store) NamesSidecar(ctx context.Context, fed *fv1.Federation, digest fv1.Hash) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM cairn_history_sidecars WHERE federation_uid = ? AND digest = ?`),
-		string(fed.UID), string(digest)).Scan(&n)
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM cairn_history_sidecars WHERE federation = ? AND digest = ?`),
+		fedKey(fed), string(digest)).Scan(&n)
 	return n > 0, err
 }
 
@@ -68,7 +82,7 @@ func (s *Store) NamesSidecar(ctx context.Context, fed *fv1.Federation, digest fv
 // has none, an error wrapping ErrTampered when its row does not verify.
 func (s *Store) Submission(ctx context.Context, fed *fv1.Federation, name string) (*fv1.Submission, error) {
 	row := s.db.QueryRowContext(ctx, s.q(`SELECT `+submissionColumns+` FROM cairn_history_submissions
-		WHERE federation_uid = ? AND name = ?`), string(fed.UID), name)
+		WHERE federation = ? AND name = ?`), fedKey(fed), name)
 	sub, err := s.scanSubmission(fed, row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("submission %s: %w", name, ErrNotFound)
@@ -98,7 +112,7 @@ func (s *Store) SubmissionsEnding(ctx context.Context, fed *fv1.Federation, oper
 // fails its checks, or that is not operator's, is left out and reported.
 func (s *Store) submissions(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, where string, args ...any) ([]*fv1.Submission, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+submissionColumns+` FROM cairn_history_submissions
-		WHERE federation_uid = ? AND operator_id = ? AND `+where), append([]any{string(fed.UID), string(operator)}, args...)...)
+		WHERE federation = ? AND operator_id = ? AND `+where), append([]any{fedKey(fed), string(operator)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list the submissions of %s: %w", operator, err)
 	}
@@ -106,7 +120,7 @@ func (s *Store) submissions(ctx context.Context, fed *fv1.Federation, operator f
 	var out []*fv1.Submission
 	for rows.Next() {
 		sub, err := s.scanSubmission(fed, rows)
-		if errors.Is(err, ErrTampered) {
+		if errors.Is(err, ErrTampered) || errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {

@@ -37,7 +37,7 @@ func TestTamperingWithAnyColumnIsDetected(t *testing.T) {
 	}
 	otherFed := func(ctx context.Context, s *Store, w *world) error {
 		fed := w.fed.DeepCopy()
-		fed.UID = "fed-uid-2" // a Federation holding the same keys
+		fed.Name = "fed-2" // another Federation holding the same keys
 		_, err := s.Anchor(ctx, fed, a1)
 		return err
 	}
@@ -64,7 +64,7 @@ func TestTamperingWithAnyColumnIsDetected(t *testing.T) {
 	}
 	const anchors, subs = "UPDATE cairn_history_anchors SET ", "UPDATE cairn_history_submissions SET "
 	cases := []tamperCase{
-		{"anchors.federation_uid", anchors + "federation_uid = 'fed-uid-2' WHERE anchor_id = ?", []any{a1}, otherFed},
+		{"anchors.federation", anchors + "federation = 'fed-ns/fed-2' WHERE anchor_id = ?", []any{a1}, otherFed},
 		{"anchors.namespace", anchors + "namespace = 'other-ns' WHERE anchor_id = ?", []any{a1}, anchor(a1)},
 		{"anchors.anchor_id", anchors + "anchor_id = 'anchor-20261124-009' WHERE anchor_id = ?", []any{a1}, anchor("anchor-20261124-009")},
 		{"anchors.anchored_at", anchors + "anchored_at = '2026-11-24T03:09:00.000000007Z' WHERE anchor_id = ?", []any{a1}, anchor(a1)},
@@ -77,9 +77,9 @@ func TestTamperingWithAnyColumnIsDetected(t *testing.T) {
 			nil, binding("op_0000000000000077", a1)},
 		{"participants.anchor_id", "UPDATE cairn_history_participants SET anchor_id = ? WHERE anchor_id = ? AND operator_id = ?",
 			nil, nil},
-		{"submissions.federation_uid", subs + "federation_uid = 'fed-uid-2'", nil, func(ctx context.Context, s *Store, w *world) error {
+		{"submissions.federation", subs + "federation = 'fed-ns/fed-2'", nil, func(ctx context.Context, s *Store, w *world) error {
 			fed := w.fed.DeepCopy()
-			fed.UID = "fed-uid-2"
+			fed.Name = "fed-2"
 			_, err := s.Submission(ctx, fed, subName(w, 1))
 			return err
 		}},
@@ -145,7 +145,7 @@ func TestTamperingWithAnyColumnIsDetected(t *testing.T) {
 				if len(reported) == 0 {
 					t.Fatal("OnTampered was not told")
 				}
-				if err != nil && strings.Contains(err.Error(), "fed-uid") {
+				if err != nil && strings.Contains(err.Error(), "fed-ns/") {
 					t.Fatalf("the error names a value: %v", err)
 				}
 			})
