@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -112,6 +113,10 @@ type Options struct {
 	Webhooks WebhookOptions
 	// History chooses the history store (history.go).
 	History HistoryOptions
+	// SkipControllerNameValidation lets a process run one manager after another (the
+	// load test's runs): controller-runtime refuses a controller name used before in the
+	// process. No flag sets it.
+	SkipControllerNameValidation bool
 }
 
 // WebhookOptions configures the admission webhooks' HTTPS server.
@@ -352,6 +357,7 @@ func New(ctx context.Context, cfg *rest.Config, o *Options) (manager.Manager, er
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	}
 	if o.Webhooks.Enable {
 		mgrOpts.WebhookServer = ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Webhooks.Host, Port: o.Webhooks.Port, CertDir: o.Webhooks.CertDir})

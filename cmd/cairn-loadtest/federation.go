@@ -42,25 +42,28 @@ type federation struct {
 	base   string            // the federation API's URL
 	key    types.NamespacedName
 	etcd   string // etcd's data directory
+	logDir string // the embedded logs', and the SQLite history store's, directory
 	stopFn context.CancelFunc
 	done   chan error
 }
 
 // startFederation starts the control plane in dir, the Federation (anchoring every
-// interval on clock, no rate limits) and the manager, and waits until the API answers.
-func startFederation(ctx context.Context, dir, assets string, interval time.Duration, now func() time.Time) (*federation, error) {
-	env, err := devenv.Start(ctx, devenv.Options{Dir: dir, AssetsDir: assets, Fresh: true})
+// cfg.AnchorEvery on clock, no rate limits, cfg.History's retention) and the manager
+// (cfg.History's store), and waits until the API answers.
+func startFederation(ctx context.Context, dir string, cfg config, now func() time.Time) (*federation, error) {
+	env, err := devenv.Start(ctx, devenv.Options{Dir: dir, AssetsDir: cfg.Assets, Fresh: true})
 	if err != nil {
 		return nil, err
 	}
-	f := &federation{env: env, key: types.NamespacedName{Namespace: federationNS, Name: federationName}, etcd: filepath.Join(dir, "etcd")}
-	if err := f.start(ctx, filepath.Join(dir, "tlog"), interval, now); err != nil {
+	f := &federation{env: env, key: types.NamespacedName{Namespace: federationNS, Name: federationName}, etcd: filepath.Join(dir, "etcd"),
+		logDir: filepath.Join(dir, "tlog")}
+	if err := f.start(ctx, f.logDir, cfg, now); err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
 	return f, nil
 }
 
-func (f *federation) start(ctx context.Context, logDir string, interval time.Duration, now func() time.Time) error {
+func (f *federation) start(ctx context.Context, logDir string, cfg config, now func() time.Time) error {
 	var err error
 	if f.admin, err = ctrlclient.New(f.env.Config, ctrlclient.Options{Scheme: manager.NewScheme()}); err != nil {
 		return err
@@ -74,8 +77,8 @@ func (f *federation) start(ctx context.Context, logDir string, interval time.Dur
 		return err
 	}
 	fed := &fv1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: federationNS, Name: federationName},
-		Spec: fv1.FederationSpec{AnchorInterval: metav1.Duration{Duration: interval}, MinParticipants: 1,
-			MaxPendingPerOperator: 1000, PublicURL: f.base}}
+		Spec: fv1.FederationSpec{AnchorInterval: metav1.Duration{Duration: cfg.AnchorEvery}, MinParticipants: 1,
+			MaxPendingPerOperator: 1000, PublicURL: f.base, History: fv1.FederationHistory{Retention: metav1.Duration{Duration: cfg.History.Retention}}}}
 	if err := f.admin.Create(ctx, fed); err != nil {
 		return err
 	}
@@ -87,6 +90,8 @@ func (f *federation) start(ctx context.Context, logDir string, interval time.Dur
 	// limit too (every operator registers from this one address).
 	o.FederationRateLimit, o.FederationOperatorRateLimit, o.FederationRegistrationLimit = -1, -1, -1
 	o.Now = now
+	o.SkipControllerNameValidation = true // a test process runs one load after another
+	o.History = manager.HistoryOptions{Store: cfg.History.Store, DSN: cfg.History.DSN, Interval: cfg.History.Interval}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -223,6 +228,33 @@ func (f *federation) etcdBytes(ctx context.Context) (dir, db int64, err error) {
 		return 0, 0, err
 	}
 	return dir, st.Size(), nil
+}
+
+// historyBytes is the size of the SQLite history store the manager keeps by default,
+// its write-ahead log included; 0 when there is none.
+func (f *federation) historyBytes() int64 {
+	var n int64
+	for _, name := range []string{"_history.db", "_history.db-wal"} {
+		if st, err := os.Stat(filepath.Join(f.logDir, name)); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// count is how many objects of the list kind etcd holds in the Federation's namespace:
+// one item listed, and the API server's count of the rest.
+func (f *federation) count(ctx context.Context, kind string) (int, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(fv1.GroupVersion.WithKind(kind))
+	if err := f.admin.List(ctx, list, ctrlclient.InNamespace(federationNS), ctrlclient.Limit(1)); err != nil {
+		return 0, fmt.Errorf("count %s: %w", kind, err)
+	}
+	n := len(list.Items)
+	if rest := list.RemainingItemCount; rest != nil {
+		n += int(*rest)
+	}
+	return n, nil
 }
 
 // freeAddress returns a loopback address with a port nobody listens on.

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,6 +58,11 @@ func loadtest(args []string) int {
 	res, err := run(ctx, cfg, os.Stderr)
 	if res != nil {
 		res.write(os.Stdout)
+		if cfg.SamplesFile != "" {
+			if werr := writeSamples(cfg.SamplesFile, res.samples); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
 	}
 	if err != nil {
 		_, _ = fmt.Fprintln(os.Stderr, "cairn-loadtest:", err)
@@ -82,7 +88,6 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.AnchorEvery, "anchor-interval", 6*time.Hour, "the Federation's anchorInterval")
 	fs.StringVar(&cadences, "cadences", cadences, "comma-separated submission cadences, d*n for n times d; operator i takes the (i mod n)-th")
 	fs.IntVar(&cfg.Workers, "workers", 8, "submissions and registrations in flight at once")
-	fs.IntVar(&cfg.Sample, "sample", 20, "operators whose receipts are verified offline at the end")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the keys, secrets and first submission times")
 	fs.StringVar(&cfg.Dir, "dir", "", "state directory (etcd, logs, chain); default: a new temporary directory, removed after")
 	fs.StringVar(&cfg.Assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory of the envtest binaries (hack/setup-envtest.sh prints it)")
@@ -90,6 +95,11 @@ func parseFlags(args []string) (config, error) {
 	fs.Int64Var(&cfg.ChainSpans, "chain-max-spans", 4_000_000, "spans the chain service seals at most (its chain grows about 1 KiB a span)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "print the controllers' and the API's error logs")
 	fs.BoolVar(&cfg.ChainLoad, "chain-load", true, "run the chain service's OTLP load beside the federation")
+	fs.StringVar(&cfg.SamplesFile, "samples", "", "write every sample (each simulated hour) to this file, tab-separated, for curves")
+	fs.DurationVar(&cfg.History.Retention, "retention", 0, "the Federation's spec.history.retention (0: its default, 72h)")
+	fs.StringVar(&cfg.History.Store, "history-store", "sqlite", "the manager's --history-store: sqlite (in the state directory), postgres or none")
+	fs.StringVar(&cfg.History.DSN, "history-dsn", "", "the manager's --history-dsn (PostgreSQL's connection string)")
+	fs.DurationVar(&cfg.History.Interval, "history-interval", time.Second, "how often, in wall time, the leader moves finished records")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

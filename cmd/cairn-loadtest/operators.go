@@ -29,6 +29,9 @@ type simOperator struct {
 	seq    int64  // last sealed seq
 	head   string // hmac_hash of entry seq
 	unsent []*protocol.Entry
+	// accepted are the last seqs of its submissions the API accepted, in order: the run
+	// checks each is answered at the end.
+	accepted []int64
 }
 
 // newSimOperator makes operator i with a key and secret from rng, submitting every

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func (res *result) write(w io.Writer) {
 	if v != nil {
 		row("accepted and in exactly one anchor / lost", "%d / **%d**", v.anchored, v.lost)
 		row("anchors (all Anchored with a log entry)", "%d", v.anchors)
-		row("receipts verified offline, with their log entries", "%d, of %d sampled operators", v.receiptsVerified, min(cfg.Sample, cfg.Operators))
+		row("receipts verified offline, with their log entries", "%d, of all %d operators", v.receiptsVerified, cfg.Operators)
 	}
 	row("submit latency, first send to verdict, p50 / p90 / p99 / max", "%s / %s / %s / %s", ms(percentile(res.latencies, 50)), ms(percentile(res.latencies, 90)),
 		ms(percentile(res.latencies, 99)), ms(percentile(res.latencies, 100)))
@@ -72,13 +73,23 @@ func (res *result) write(w io.Writer) {
 		row("chain service: API reads p50 / p90 / p99 / max", "%s / %s / %s / %s (%d reads)", ms(percentile(c.reads, 50)), ms(percentile(c.reads, 90)),
 			ms(percentile(c.reads, 99)), ms(percentile(c.reads, 100)), len(c.reads))
 	}
-	_, _ = fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database / data dir |\n|---|---|---|---|---|---|---|\n")
+	every := 24 * time.Hour
+	if cfg.Days > 14 {
+		every = 5 * 24 * time.Hour
+	}
+	_, _ = fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Submission / CrossAnchor objects | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database / data dir | SQLite history |\n|---|---|---|---|---|---|---|---|---|\n")
 	for i, s := range res.samples {
-		if s.sim%(24*time.Hour) != 0 && i != len(res.samples)-1 {
+		if s.sim%every != 0 && i != len(res.samples)-1 {
 			continue
 		}
-		_, _ = fmt.Fprintf(w, "| %gh | %s | %d | %s | %s | %d | %s / %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
-			mib(s.heapInuse), mib(s.sys), s.goroutines, mib(s.etcdDB), mib(s.etcdBytes))
+		_, _ = fmt.Fprintf(w, "| %gh | %s | %d | %d / %d | %s | %s | %d | %s / %s | %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
+			s.submissions, s.anchors, mib(s.heapInuse), mib(s.sys), s.goroutines, mib(s.etcdDB), mib(s.etcdBytes), mib(s.historyDB))
+	}
+	if g := res.growth(); g != nil {
+		_, _ = fmt.Fprintf(w, "\nGrowth over the first and the second half of the simulated days:\n\n| Measure | first half | second half | second / first |\n|---|---|---|---|\n")
+		for _, m := range g {
+			_, _ = fmt.Fprintf(w, "| %s | %s | %s | %.1f %% |\n", m.name, m.format(m.first), m.format(m.second), 100*m.ratio())
+		}
 	}
 	if len(res.refused) > 0 {
 		_, _ = fmt.Fprintf(w, "\nrefused submissions (first 5):\n")
@@ -115,4 +126,60 @@ func (res *result) ok() bool {
 		}
 	}
 	return true
+}
+
+// growthOf is how much one measure grew over each half of the run.
+type growthOf struct {
+	name          string
+	first, second float64
+	format        func(float64) string
+}
+
+// ratio is the second half's growth over the first's (0 when the first did not grow).
+func (g growthOf) ratio() float64 {
+	if g.first <= 0 {
+		return 0
+	}
+	return g.second / g.first
+}
+
+// growth compares, for etcd's database, the Submission objects and the Go heap, the
+// growth over the first half of the simulated days (from the first sample) with that
+// over the second; nil without samples at the start, the middle and the end.
+func (res *result) growth() []growthOf {
+	end := time.Duration(res.cfg.Days) * 24 * time.Hour
+	var at [3]*sample
+	for i := range res.samples {
+		s := &res.samples[i]
+		for j, t := range [3]time.Duration{0, end / 2, end} {
+			if s.sim == t && at[j] == nil {
+				at[j] = s
+			}
+		}
+	}
+	if at[0] == nil || at[1] == nil || at[2] == nil {
+		return nil
+	}
+	bytes := func(v float64) string { return mib(int64(v)) }
+	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	measure := func(name string, f func(*sample) float64, format func(float64) string) growthOf {
+		return growthOf{name: name, first: f(at[1]) - f(at[0]), second: f(at[2]) - f(at[1]), format: format}
+	}
+	return []growthOf{
+		measure("etcd database", func(s *sample) float64 { return float64(s.etcdDB) }, bytes),
+		measure("Submission objects", func(s *sample) float64 { return float64(s.submissions) }, count),
+		measure("CrossAnchor objects", func(s *sample) float64 { return float64(s.anchors) }, count),
+		measure("Go heap in use", func(s *sample) float64 { return float64(s.heapInuse) }, bytes),
+	}
+}
+
+// writeSamples writes samples to path, one a line, tab-separated with a header.
+func writeSamples(path string, samples []sample) error {
+	var b strings.Builder
+	b.WriteString("sim_hours\twall_s\tsubmitted\tsubmission_objects\tcrossanchor_objects\theap_inuse\tsys\tgoroutines\tetcd_db\tetcd_dir\thistory_db\n")
+	for _, s := range samples {
+		fmt.Fprintf(&b, "%g\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.sim.Hours(), s.wall.Seconds(), s.submitted,
+			s.submissions, s.anchors, s.heapInuse, s.sys, s.goroutines, s.etcdDB, s.etcdBytes, s.historyDB)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

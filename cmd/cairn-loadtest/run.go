@@ -22,7 +22,6 @@ type config struct {
 	AnchorEvery time.Duration   // the Federation's anchorInterval
 	Cadences    []time.Duration // operator i submits every Cadences[i % len]
 	Workers     int             // submissions and registrations in flight at once
-	Sample      int             // operators whose receipts are verified offline at the end
 	Seed        uint64
 	Dir         string // state: etcd, the logs, the chain service's chain
 	Assets      string // envtest binaries
@@ -31,6 +30,16 @@ type config struct {
 	ChainSpans  int64 // spans the chain service seals at most
 	Verbose     bool  // print the controllers' error logs
 	tempDir     bool  // Dir was made for the run and is removed after it
+	History     historyConfig
+	SamplesFile string // where the samples are written, tab-separated; "" for nowhere
+}
+
+// historyConfig is where finished records go, and when.
+type historyConfig struct {
+	Retention time.Duration // the Federation's spec.history.retention; 0: its default
+	Store     string        // the manager's --history-store
+	DSN       string        // its --history-dsn
+	Interval  time.Duration // its --history-interval, in wall time
 }
 
 // simClock is the simulated clock of the controllers, the API and the operators.
@@ -53,14 +62,17 @@ func (c *simClock) set(t time.Time) {
 
 // sample is the manager's memory and etcd's size at one simulated time.
 type sample struct {
-	sim        time.Duration // since the start of the week
-	wall       time.Duration
-	submitted  int
-	heapInuse  uint64
-	sys        uint64
-	etcdBytes  int64 // etcd's data directory
-	etcdDB     int64 // etcd's database file
-	goroutines int
+	sim         time.Duration // since the start of the week
+	wall        time.Duration
+	submitted   int
+	heapInuse   uint64 // after a collection: what is held, not what awaits collecting
+	sys         uint64
+	etcdBytes   int64 // etcd's data directory
+	etcdDB      int64 // etcd's database file
+	goroutines  int
+	submissions int   // Submission objects in etcd
+	anchors     int   // CrossAnchor objects in etcd
+	historyDB   int64 // the SQLite history store's file and its write-ahead log; 0 on PostgreSQL
 }
 
 // result is everything a run measured.
@@ -86,7 +98,7 @@ func run(ctx context.Context, cfg config, log io.Writer) (*result, error) {
 	defer cancel()
 	clock := &simClock{t: time.Now().UTC().Truncate(time.Second)}
 	start := clock.Now()
-	f, err := startFederation(ctx, filepath.Join(cfg.Dir, "dev"), cfg.Assets, cfg.AnchorEvery, clock.Now)
+	f, err := startFederation(ctx, filepath.Join(cfg.Dir, "dev"), cfg, clock.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +140,7 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 		chainDone <- nil
 	}
 
-	var accepted []submission
+	accepted := 0
 	weekBegan := time.Now()
 	defer func() {
 		if res.week == 0 {
@@ -163,7 +175,8 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 				res.refused = append(res.refused, s)
 				continue
 			}
-			accepted = append(accepted, s)
+			accepted++
+			s.operator.accepted = append(s.operator.accepted, s.lastSeq)
 			res.latencies = append(res.latencies, s.latency)
 		}
 		if now.Sub(start)%(24*time.Hour) == 0 {
@@ -179,12 +192,11 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 	if err := res.sample(ctx, f, end.Sub(start), weekBegan); err != nil {
 		return err
 	}
-	if err := res.settle(ctx, f, clock, len(accepted), &tick); err != nil {
+	if err := res.settle(ctx, f, clock, &tick); err != nil {
 		return err
 	}
-	sample := ops[:min(cfg.Sample, len(ops))]
 	var err error
-	res.verdict, err = check(ctx, f, accepted, sample)
+	res.verdict, err = check(ctx, f, ops, cfg.Workers)
 	return err
 }
 
@@ -197,26 +209,27 @@ func (res *result) anchor(ctx context.Context, f *federation, now time.Time, tic
 	return err
 }
 
-// settle waits until the controller has judged every accepted submission, then moves the
+// settle waits until the controller has judged every Submission object, then moves the
 // clock to the next anchor time until an anchor covers them all (at most three runs),
-// and waits up to a minute for the Submission controller to mark them.
-func (res *result) settle(ctx context.Context, f *federation, clock *simClock, accepted int, tick *int) error {
-	counts := func() (judged, anchored int, err error) {
+// and waits up to a minute for the Submission controller to mark them. (The records
+// moved to the history store were judged and marked before they moved.)
+func (res *result) settle(ctx context.Context, f *federation, clock *simClock, tick *int) error {
+	counts := func() (waiting, unmarked int, err error) {
 		subs, err := listAll(ctx, f.admin, &fv1.SubmissionList{}, func(l *fv1.SubmissionList) []fv1.Submission { return l.Items })
 		for _, s := range subs {
-			if s.Status.Ed25519Verified {
-				judged++
+			if !s.Status.Ed25519Verified {
+				waiting++
 			}
-			if s.Status.Anchored {
-				anchored++
+			if !s.Status.Anchored {
+				unmarked++
 			}
 		}
-		return judged, anchored, err
+		return waiting, unmarked, err
 	}
 	for round := 0; ; round++ {
 		if err := poll(ctx, func() (bool, error) {
-			judged, _, err := counts()
-			return judged >= accepted, err
+			waiting, _, err := counts()
+			return waiting == 0, err
 		}); err != nil {
 			return err
 		}
@@ -228,8 +241,8 @@ func (res *result) settle(ctx context.Context, f *federation, clock *simClock, a
 			marked, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			err := poll(marked, func() (bool, error) {
-				_, anchored, err := counts()
-				return anchored >= accepted, err
+				_, unmarked, err := counts()
+				return unmarked == 0, err
 			})
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				return nil // the invariants say which are not marked
@@ -246,14 +259,25 @@ func (res *result) settle(ctx context.Context, f *federation, clock *simClock, a
 	}
 }
 
-// sample records the manager's memory (this process's Go heap: the manager, its cache
-// and the API, with the harness's small share) and etcd's size.
+// sample records the manager's memory (this process's Go heap after a collection: the
+// manager, its cache and the API, with the harness's small share: 16 bytes an accepted
+// submission), etcd's size and how many records it holds.
 func (res *result) sample(ctx context.Context, f *federation, sim time.Duration, weekBegan time.Time) error {
+	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	dir, db, err := f.etcdBytes(ctx)
+	if err != nil {
+		return err
+	}
+	subs, err := f.count(ctx, "SubmissionList")
+	if err != nil {
+		return err
+	}
+	anchors, err := f.count(ctx, "CrossAnchorList")
 	res.samples = append(res.samples, sample{sim: sim, wall: time.Since(weekBegan), submitted: res.submitted,
-		heapInuse: m.HeapInuse, sys: m.Sys, etcdBytes: dir, etcdDB: db, goroutines: runtime.NumGoroutine()})
+		heapInuse: m.HeapInuse, sys: m.Sys, etcdBytes: dir, etcdDB: db, goroutines: runtime.NumGoroutine(),
+		submissions: subs, anchors: anchors, historyDB: f.historyBytes()})
 	return err
 }
 
