@@ -152,7 +152,7 @@ func NewOptions() *Options {
 		FederationRegistrationWindow:      webhook.DefaultRegistrationWindow,
 		FederationMaxPendingRegistrations: webhook.DefaultMaxPendingRegistrations,
 
-		History: HistoryOptions{Store: history.SQLite},
+		History: HistoryOptions{Store: history.SQLite, Interval: controllers.DefaultHistoryInterval},
 	}
 }
 
