@@ -91,7 +91,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 
 // openSQLite opens the SQLite file at path, creating it when missing. Its writes are
 // durable once committed (synchronous FULL): a record is deleted from etcd only after it
-// is stored here.
+// is stored here. It keeps a rollback journal, not a write-ahead log: the file sits on
+// the log's volume, which the replicas of a default install share (ReadWriteMany), and
+// SQLite's write-ahead log needs its readers on the writer's host; file locks are what
+// a rollback journal needs. The leader writes in transactions of many records, so the
+// journal's second sync a commit costs little.
 func openSQLite(path string) (*sql.DB, error) {
 	if path == "" {
 		return nil, errors.New("the SQLite history store needs a file path")
@@ -99,7 +103,7 @@ func openSQLite(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "journal_mode(DELETE)")
 	q.Set("_txlock", "immediate")
 	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}
 	return sql.Open("sqlite", u.String())
