@@ -92,6 +92,14 @@ var _ = Describe("Records moved to the history store", Ordered, func() {
 		}
 	})
 
+	It("lists the stored anchors on the public page, with their log entries", func() {
+		a := do(s, http.MethodGet, "/", nil)
+		Expect(a.status).To(Equal(http.StatusOK))
+		for _, id := range []string{"anchor-20261104-001", "anchor-20261104-002"} {
+			Expect(string(a.raw)).To(ContainSubstring(id))
+		}
+	})
+
 	It("still verifies a stored anchor live, from its stored submissions", func() {
 		a := do(s, http.MethodGet, "/federation/verify/anchor-20261104-001", nil)
 		Expect(a.status).To(Equal(http.StatusOK), string(a.raw))

@@ -94,6 +94,18 @@ func TestStoreKeepsRecordsAsTheyWere(t *testing.T) {
 		if err != nil || sub.Status.AnchorRef != "anchor-20261124-003" {
 			t.Fatalf("Submission: %v, %v", sub, err)
 		}
+
+		withSidecar := w.submission(t, 31, 40, "anchor-20261124-003")
+		digest := fv1.Hash(strings.Repeat("5a", 32))
+		withSidecar.Spec.Sidecars = []fv1.SubmissionSidecar{{Digest: digest, MediaType: "application/json", Size: 2}}
+		if err := s.PutSubmission(ctx, w.fed, withSidecar, w.key); err != nil {
+			t.Fatal(err)
+		}
+		for d, want := range map[fv1.Hash]bool{digest: true, fv1.Hash(strings.Repeat("5b", 32)): false} {
+			if got, err := s.NamesSidecar(ctx, w.fed, d); err != nil || got != want {
+				t.Fatalf("NamesSidecar(%s) = %v, %v; want %v", d[:4], got, err, want)
+			}
+		}
 	})
 }
 
