@@ -176,7 +176,7 @@ func checkAnchor(fed *fv1.Federation, rec *sealed, namespace, id, anchoredAt str
 	}
 	var ca fv1.CrossAnchor
 	if err := json.Unmarshal(rec.object, &ca); err != nil {
-		return nil, fmt.Errorf("%w: its object does not parse: %v", ErrTampered, err)
+		return nil, fmt.Errorf("%w: its object does not parse: %w", ErrTampered, err)
 	}
 	switch {
 	case ca.Namespace != namespace:
@@ -189,7 +189,7 @@ func checkAnchor(fed *fv1.Federation, rec *sealed, namespace, id, anchoredAt str
 		return nil, fmt.Errorf("%w: it is not logged, and only logged anchors are stored", ErrTampered)
 	}
 	if err := federation.TrustAnchor(fed, &ca); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrTampered, err)
+		return nil, fmt.Errorf("%w: %w", ErrTampered, err)
 	}
 	return &ca, nil
 }

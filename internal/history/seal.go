@@ -75,7 +75,7 @@ func checkSeal(kind string, fed *fv1.Federation, s *sealed) error {
 	}
 	pub, err := protocol.ParsePublicKeyPEM([]byte(rec.PublicKeyPEM))
 	if err != nil {
-		return fmt.Errorf("%w: the sealing key of Federation %s does not parse: %v", ErrTampered, fed.Name, err)
+		return fmt.Errorf("%w: the sealing key of Federation %s does not parse: %w", ErrTampered, fed.Name, err)
 	}
 	sig, err := base64.StdEncoding.DecodeString(s.seal)
 	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, sealMessage(kind, fedKey(fed), s.object), sig) {

@@ -150,7 +150,7 @@ func (s *Store) scanSubmission(fed *fv1.Federation, row interface{ Scan(...any) 
 		}
 		var sub fv1.Submission
 		if err := json.Unmarshal(rec.object, &sub); err != nil {
-			return nil, fmt.Errorf("%w: its object does not parse: %v", ErrTampered, err)
+			return nil, fmt.Errorf("%w: its object does not parse: %w", ErrTampered, err)
 		}
 		switch {
 		case sub.Namespace != namespace:
@@ -167,7 +167,7 @@ func (s *Store) scanSubmission(fed *fv1.Federation, row interface{ Scan(...any) 
 			return nil, fmt.Errorf("%w: its anchor_id column is not its object's", ErrTampered)
 		}
 		if err := checkSubmission(&sub); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrTampered, err)
+			return nil, fmt.Errorf("%w: %w", ErrTampered, err)
 		}
 		return &sub, nil
 	}()
