@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -171,20 +170,17 @@ func (s *Store) scanAnchor(fed *fv1.Federation, row interface{ Scan(...any) erro
 // checkAnchor returns the anchor rec holds when its seal verifies, its columns are its
 // object's, the federation made it (federation.TrustAnchor) and it is logged.
 func checkAnchor(fed *fv1.Federation, rec *sealed, namespace, id, anchoredAt string) (*fv1.CrossAnchor, error) {
-	if err := checkSeal(kindAnchor, fed, rec); err != nil {
-		return nil, err
-	}
 	var ca fv1.CrossAnchor
-	if err := json.Unmarshal(rec.object, &ca); err != nil {
-		return nil, fmt.Errorf("%w: its object does not parse: %w", ErrTampered, err)
+	if err := unseal(kindAnchor, fed, rec, &ca); err != nil {
+		return nil, err
 	}
 	switch {
 	case ca.Namespace != namespace:
-		return nil, fmt.Errorf("%w: its namespace column is not its object's", ErrTampered)
+		return nil, columnDiffers("namespace")
 	case ca.Name != id:
-		return nil, fmt.Errorf("%w: its anchor_id column is not its object's", ErrTampered)
+		return nil, columnDiffers("anchor_id")
 	case ca.Spec.AnchoredAt != anchoredAt:
-		return nil, fmt.Errorf("%w: its anchored_at column is not its object's", ErrTampered)
+		return nil, columnDiffers("anchored_at")
 	case ca.Status.Phase != fv1.PhaseAnchored:
 		return nil, fmt.Errorf("%w: it is not logged, and only logged anchors are stored", ErrTampered)
 	}

@@ -84,6 +84,22 @@ func checkSeal(kind string, fed *fv1.Federation, s *sealed) error {
 	return nil
 }
 
+// unseal checks rec's seal (checkSeal) and decodes its object into obj.
+func unseal(kind string, fed *fv1.Federation, rec *sealed, obj any) error {
+	if err := checkSeal(kind, fed, rec); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(rec.object, obj); err != nil {
+		return fmt.Errorf("%w: its object does not parse: %w", ErrTampered, err)
+	}
+	return nil
+}
+
+// columnDiffers is the error of a row whose column says other than its object.
+func columnDiffers(column string) error {
+	return fmt.Errorf("%w: its %s column is not its object's", ErrTampered, column)
+}
+
 // keyOf is the record of fed's key history with fingerprint fp, nil when none has it.
 func keyOf(fed *fv1.Federation, fp string) *fv1.KeyRecord {
 	for i := range fed.Status.KeyHistory {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -145,26 +144,23 @@ func (s *Store) scanSubmission(fed *fv1.Federation, row interface{ Scan(...any) 
 	}
 	rec.object = []byte(object)
 	sub, err := func() (*fv1.Submission, error) {
-		if err := checkSeal(kindSubmission, fed, &rec); err != nil {
-			return nil, err
-		}
 		var sub fv1.Submission
-		if err := json.Unmarshal(rec.object, &sub); err != nil {
-			return nil, fmt.Errorf("%w: its object does not parse: %w", ErrTampered, err)
+		if err := unseal(kindSubmission, fed, &rec, &sub); err != nil {
+			return nil, err
 		}
 		switch {
 		case sub.Namespace != namespace:
-			return nil, fmt.Errorf("%w: its namespace column is not its object's", ErrTampered)
+			return nil, columnDiffers("namespace")
 		case sub.Name != name:
-			return nil, fmt.Errorf("%w: its name column is not its object's", ErrTampered)
+			return nil, columnDiffers("name")
 		case string(sub.Spec.OperatorID) != operator:
-			return nil, fmt.Errorf("%w: its operator_id column is not its object's", ErrTampered)
+			return nil, columnDiffers("operator_id")
 		case sub.Spec.FirstSeq != first:
-			return nil, fmt.Errorf("%w: its first_seq column is not its object's", ErrTampered)
+			return nil, columnDiffers("first_seq")
 		case sub.Spec.LastSeq != last:
-			return nil, fmt.Errorf("%w: its last_seq column is not its object's", ErrTampered)
+			return nil, columnDiffers("last_seq")
 		case string(sub.Status.AnchorRef) != anchor:
-			return nil, fmt.Errorf("%w: its anchor_id column is not its object's", ErrTampered)
+			return nil, columnDiffers("anchor_id")
 		}
 		if err := checkSubmission(&sub); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTampered, err)
