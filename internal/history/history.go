@@ -84,7 +84,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{db: db, postgres: o.Driver == Postgres, onTampered: o.OnTampered}
 	if err := s.migrate(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("history store (%s): %w", o.Driver, err), db.Close())
+		where := o.Driver // a connection string may hold a password (pgx's errors mask it)
+		if o.Driver == SQLite {
+			where += " " + o.DSN
+		}
+		return nil, errors.Join(fmt.Errorf("history store (%s): %w", where, err), db.Close())
 	}
 	return s, nil
 }
