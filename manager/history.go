@@ -49,10 +49,7 @@ func (o *Options) addHistoryFlags(fs *pflag.FlagSet) {
 // validateHistory reports a history store option that cannot work.
 func (o *Options) validateHistory() error {
 	switch o.History.Store {
-	case history.SQLite:
-		if o.History.DSN == "" && o.History.DSNFile == "" && o.LogDir == "" {
-			return errors.New("--history-store sqlite needs --history-dsn or --log-dir to put its file in")
-		}
+	case history.SQLite: // without a DSN, its file goes in --log-dir, which cairn dev sets after validating
 	case history.Postgres:
 		if o.History.DSN == "" && o.History.DSNFile == "" {
 			return errors.New("--history-store postgres needs --history-dsn-file (or --history-dsn)")
@@ -82,6 +79,9 @@ func (o *Options) openHistory(ctx context.Context, mgr manager.Manager) (*histor
 		dsn = strings.TrimSpace(string(raw))
 	}
 	if dsn == "" && h.Store == history.SQLite {
+		if o.LogDir == "" {
+			return nil, errors.New("--history-store sqlite needs --history-dsn or --log-dir to put its file in")
+		}
 		if err := os.MkdirAll(o.LogDir, 0o700); err != nil {
 			return nil, fmt.Errorf("history store: %w", err)
 		}
