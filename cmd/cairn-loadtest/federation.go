@@ -7,10 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -209,25 +207,6 @@ func poll(ctx context.Context, done func() (bool, error)) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// etcdBytes is the size of etcd's data directory (du, in bytes: the database and its
-// write-ahead log, whose segments are preallocated 64 MiB at a time) and of its database
-// file alone.
-func (f *federation) etcdBytes(ctx context.Context) (dir, db int64, err error) {
-	out, err := exec.CommandContext(ctx, "du", "-sb", f.etcd).Output()
-	if err != nil {
-		return 0, 0, fmt.Errorf("du %s: %w", f.etcd, err)
-	}
-	n, _, _ := strings.Cut(string(out), "\t")
-	if dir, err = strconv.ParseInt(n, 10, 64); err != nil {
-		return 0, 0, err
-	}
-	st, err := os.Stat(filepath.Join(f.etcd, "member", "snap", "db"))
-	if err != nil {
-		return 0, 0, err
-	}
-	return dir, st.Size(), nil
 }
 
 // historyBytes is the size of the SQLite history store the manager keeps by default,

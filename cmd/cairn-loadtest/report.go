@@ -77,13 +77,13 @@ func (res *result) write(w io.Writer) {
 	if cfg.Days > 14 {
 		every = 5 * 24 * time.Hour
 	}
-	_, _ = fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Submission / CrossAnchor objects | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database / data dir | SQLite history |\n|---|---|---|---|---|---|---|---|---|\n")
+	_, _ = fmt.Fprintf(w, "\n| Simulated time | Wall time | Submitted | Submission / CrossAnchor objects | Go heap in use | Go runtime memory (Sys) | Goroutines | etcd database in use / file / data dir | SQLite history |\n|---|---|---|---|---|---|---|---|---|\n")
 	for i, s := range res.samples {
 		if s.sim%every != 0 && i != len(res.samples)-1 {
 			continue
 		}
-		_, _ = fmt.Fprintf(w, "| %gh | %s | %d | %d / %d | %s | %s | %d | %s / %s | %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
-			s.submissions, s.anchors, mib(s.heapInuse), mib(s.sys), s.goroutines, mib(s.etcdDB), mib(s.etcdBytes), mib(s.historyDB))
+		_, _ = fmt.Fprintf(w, "| %gh | %s | %d | %d / %d | %s | %s | %d | %s / %s / %s | %s |\n", s.sim.Hours(), s.wall.Round(time.Second), s.submitted,
+			s.submissions, s.anchors, mib(s.heapInuse), mib(s.sys), s.goroutines, mib(s.etcd.inUse), mib(s.etcd.file), mib(s.etcd.dir), mib(s.historyDB))
 	}
 	if g := res.growth(); g != nil {
 		_, _ = fmt.Fprintf(w, "\nGrowth over the first and the second half of the simulated days:\n\n| Measure | first half | second half | second / first |\n|---|---|---|---|\n")
@@ -144,29 +144,42 @@ func (g growthOf) ratio() float64 {
 }
 
 // growth compares, for etcd's database, the Submission objects and the Go heap, the
-// growth over the first half of the simulated days (from the first sample) with that
-// over the second; nil without samples at the start, the middle and the end.
+// growth over the first half of the simulated days with that over the second. Each
+// measure at a time is the mean of the samples over the twelfth of the run that ends
+// there (at the start: the first sample), so that a collection or a compaction just
+// before one sample does not decide it; nil without samples at the start, the middle
+// and the end.
 func (res *result) growth() []growthOf {
 	end := time.Duration(res.cfg.Days) * 24 * time.Hour
-	var at [3]*sample
+	window := end / 12
+	var at [3][]*sample
 	for i := range res.samples {
 		s := &res.samples[i]
 		for j, t := range [3]time.Duration{0, end / 2, end} {
-			if s.sim == t && at[j] == nil {
-				at[j] = s
+			if s.sim <= t && s.sim >= t-window {
+				at[j] = append(at[j], s)
 			}
 		}
 	}
-	if at[0] == nil || at[1] == nil || at[2] == nil {
+	if len(at[0]) == 0 || len(at[1]) == 0 || len(at[2]) == 0 {
 		return nil
+	}
+	mean := func(ss []*sample, f func(*sample) float64) float64 {
+		var sum float64
+		for _, s := range ss {
+			sum += f(s)
+		}
+		return sum / float64(len(ss))
 	}
 	bytes := func(v float64) string { return mib(int64(v)) }
 	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	measure := func(name string, f func(*sample) float64, format func(float64) string) growthOf {
-		return growthOf{name: name, first: f(at[1]) - f(at[0]), second: f(at[2]) - f(at[1]), format: format}
+		start, mid, last := mean(at[0], f), mean(at[1], f), mean(at[2], f)
+		return growthOf{name: name, first: mid - start, second: last - mid, format: format}
 	}
 	return []growthOf{
-		measure("etcd database", func(s *sample) float64 { return float64(s.etcdDB) }, bytes),
+		measure("etcd database in use", func(s *sample) float64 { return float64(s.etcd.inUse) }, bytes),
+		measure("etcd database file", func(s *sample) float64 { return float64(s.etcd.file) }, bytes),
 		measure("Submission objects", func(s *sample) float64 { return float64(s.submissions) }, count),
 		measure("CrossAnchor objects", func(s *sample) float64 { return float64(s.anchors) }, count),
 		measure("Go heap in use", func(s *sample) float64 { return float64(s.heapInuse) }, bytes),
@@ -176,10 +189,10 @@ func (res *result) growth() []growthOf {
 // writeSamples writes samples to path, one a line, tab-separated with a header.
 func writeSamples(path string, samples []sample) error {
 	var b strings.Builder
-	b.WriteString("sim_hours\twall_s\tsubmitted\tsubmission_objects\tcrossanchor_objects\theap_inuse\tsys\tgoroutines\tetcd_db\tetcd_dir\thistory_db\n")
+	b.WriteString("sim_hours\twall_s\tsubmitted\tsubmission_objects\tcrossanchor_objects\theap_inuse\tsys\tgoroutines\tetcd_db\tetcd_dir\thistory_db\tetcd_in_use\n")
 	for _, s := range samples {
-		fmt.Fprintf(&b, "%g\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.sim.Hours(), s.wall.Seconds(), s.submitted,
-			s.submissions, s.anchors, s.heapInuse, s.sys, s.goroutines, s.etcdDB, s.etcdBytes, s.historyDB)
+		fmt.Fprintf(&b, "%g\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.sim.Hours(), s.wall.Seconds(), s.submitted,
+			s.submissions, s.anchors, s.heapInuse, s.sys, s.goroutines, s.etcd.file, s.etcd.dir, s.historyDB, s.etcd.inUse)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -31,7 +31,8 @@ type config struct {
 	Verbose     bool  // print the controllers' error logs
 	tempDir     bool  // Dir was made for the run and is removed after it
 	History     historyConfig
-	SamplesFile string // where the samples are written, tab-separated; "" for nowhere
+	SamplesFile string        // where the samples are written, tab-separated; "" for nowhere
+	DefragEvery time.Duration // simulated time between defragmentations of etcd; 0 for none
 }
 
 // historyConfig is where finished records go, and when.
@@ -67,8 +68,7 @@ type sample struct {
 	submitted   int
 	heapInuse   uint64 // after a collection: what is held, not what awaits collecting
 	sys         uint64
-	etcdBytes   int64 // etcd's data directory
-	etcdDB      int64 // etcd's database file
+	etcd        etcdSize
 	goroutines  int
 	submissions int   // Submission objects in etcd
 	anchors     int   // CrossAnchor objects in etcd
@@ -154,6 +154,11 @@ func (res *result) simulate(ctx context.Context, f *federation, clock *simClock,
 		tick++
 		if err := res.anchor(ctx, f, now, tick); err != nil {
 			return err
+		}
+		if every := cfg.DefragEvery; every > 0 && now.After(start) && now.Sub(start)%every == 0 {
+			if err := f.defragment(ctx); err != nil {
+				return err
+			}
 		}
 		if now.Sub(start)%time.Hour == 0 {
 			if err := res.sample(ctx, f, now.Sub(start), weekBegan); err != nil {
@@ -266,7 +271,7 @@ func (res *result) sample(ctx context.Context, f *federation, sim time.Duration,
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	dir, db, err := f.etcdBytes(ctx)
+	etcd, err := f.etcdSize(ctx)
 	if err != nil {
 		return err
 	}
@@ -276,7 +281,7 @@ func (res *result) sample(ctx context.Context, f *federation, sim time.Duration,
 	}
 	anchors, err := f.count(ctx, "CrossAnchorList")
 	res.samples = append(res.samples, sample{sim: sim, wall: time.Since(weekBegan), submitted: res.submitted,
-		heapInuse: m.HeapInuse, sys: m.Sys, etcdBytes: dir, etcdDB: db, goroutines: runtime.NumGoroutine(),
+		heapInuse: m.HeapInuse, sys: m.Sys, etcd: etcd, goroutines: runtime.NumGoroutine(),
 		submissions: subs, anchors: anchors, historyDB: f.historyBytes()})
 	return err
 }

@@ -118,6 +118,9 @@ func (e *Env) secure(ctx context.Context) error {
 // URL is the API server's address.
 func (e *Env) URL() string { return e.Config.Host }
 
+// EtcdURL is etcd's client address, for its maintenance API (status, defragment).
+func (e *Env) EtcdURL() string { return e.env.ControlPlane.Etcd.URL.String() }
+
 // Stop stops the API server and etcd and removes the kubeconfig, which no longer works.
 func (e *Env) Stop() error {
 	err := e.env.Stop()
