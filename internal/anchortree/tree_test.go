@@ -18,10 +18,15 @@ import (
 func leaves(n int) []protocol.MerkleLeaf {
 	out := make([]protocol.MerkleLeaf, n)
 	for i := range out {
-		cs := sha256.Sum256(fmt.Appendf(nil, "chain %d", i))
-		out[i] = protocol.MerkleLeaf{OperatorID: fmt.Sprintf("op_%016x", i), ChainSignature: hex.EncodeToString(cs[:]), LastSeq: int64(i + 1)}
+		out[i] = leafAt(i)
 	}
 	return out
+}
+
+// leafAt is the i-th of those leaves.
+func leafAt(i int) protocol.MerkleLeaf {
+	cs := sha256.Sum256(fmt.Appendf(nil, "chain %d", i))
+	return protocol.MerkleLeaf{OperatorID: fmt.Sprintf("op_%016x", i), ChainSignature: hex.EncodeToString(cs[:]), LastSeq: int64(i + 1)}
 }
 
 // TestTreeIsRFC6962: for every size from 1 to 70, and sizes around powers of two up to

@@ -43,7 +43,7 @@ type owner struct {
 func (rep *Report) Exports(r *protocol.Receipt, exports []Export, recs *Records, t Trust) {
 	owners := map[string]owner{}
 	bound := map[string]string{} // operator ID -> chain_signature
-	for _, p := range r.ParticipatingOperators {
+	for _, p := range r.Participants() {
 		bound[p.OperatorID] = p.ChainSignature
 		owners[p.OperatorID] = owner{p.OperatorID, "its registered key"}
 		o := recs.Operator(p.OperatorID)
@@ -84,7 +84,7 @@ func (rep *Report) Exports(r *protocol.Receipt, exports []Export, recs *Records,
 		byOperator[o.operatorID] = append(byOperator[o.operatorID], e)
 	}
 
-	for _, p := range r.ParticipatingOperators {
+	for _, p := range r.Participants() {
 		es := byOperator[p.OperatorID]
 		if len(es) == 0 {
 			rep.Skip(p.OperatorID, CheckExport, "not audited: no export of this participant was given")

@@ -215,6 +215,7 @@ func docExamples(tb testing.TB) []docExample {
 		[2]string{"payload", must(ReceiptPayload([]byte(receipt)))},
 		[2]string{"receipt", must(canonical.Transform([]byte(receipt)))},
 	)
+	xs = append(xs, merkleDocExamples(tb, ps, map[string]int64{"op_9b1d6b5e0c2f4a71": 2, OperatorID(opPub): 1}, at, fedKey)...)
 	bundle := vectorBundle(tb, vectorLogKey, fedKey, hash)
 	entry := must(json.Marshal(bundle))
 	logPEM, recordPEM := string(mustMarshalPEM(tb, vectorLogKey)), string(mustMarshalPEM(tb, fedKey))

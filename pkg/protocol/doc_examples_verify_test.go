@@ -236,6 +236,7 @@ func TestProtocolDocExamplesVerify(t *testing.T) {
 	payload, err = ReceiptPayload([]byte(lg["receipt"]))
 	ok("receipt-logged payload", err)
 	want("receipt-logged payload", string(payload), lg["payload"])
+	checkMerkleExamples(t, use("merkle-anchor"), use("merkle-receipt"), fedPub, want, ok)
 	hr := use("hashedrekord")
 	want("hashedrekord content", hr["content_hex"], ca["cross_anchor_hash"])
 	sum := sha512.Sum512(mustHex(t, hr["content_hex"]))

@@ -17,10 +17,20 @@ type Receipt struct {
 	AnchorID string `json:"anchor_id"`
 	// AnchoredAt is in the form FormatAnchoredAt writes.
 	AnchoredAt string `json:"anchored_at"`
-	// CrossAnchorHash is CrossAnchorHash(ParticipatingOperators, AnchoredAt).
+	// CrossAnchorHash is CrossAnchorHash(ParticipatingOperators, AnchoredAt) in the seed
+	// form, MerkleAnchorHash of InclusionProof's root, its size and AnchoredAt in the
+	// Merkle form.
 	CrossAnchorHash string `json:"cross_anchor_hash"`
-	// ParticipatingOperators is in hash order (see SortParticipants).
-	ParticipatingOperators []Participant `json:"participating_operators"`
+	// AnchorForm is "" for the seed form, whose receipt lists ParticipatingOperators,
+	// and MerkleForm for the Merkle form, whose receipt carries its own Leaf and its
+	// InclusionProof instead (docs/PROTOCOL.md §7).
+	AnchorForm string `json:"anchor_form,omitempty"`
+	// ParticipatingOperators is in hash order (see SortParticipants); the seed form only.
+	ParticipatingOperators []Participant `json:"participating_operators,omitempty"`
+	// Leaf is the receipt holder's leaf of the anchor's tree; the Merkle form only.
+	Leaf *MerkleLeaf `json:"leaf,omitempty"`
+	// InclusionProof proves Leaf in the anchor's tree; the Merkle form only.
+	InclusionProof *LeafInclusionProof `json:"inclusion_proof,omitempty"`
 	// TLogLogIndex is the transparency log's index of the entry (the bundle's top-level
 	// logIndex, across all shards of a sharded Rekor), or nil before logging.
 	TLogLogIndex *int64 `json:"tlog_log_index"`
@@ -247,25 +257,13 @@ func VerifyReceiptWith(raw []byte, opts ReceiptVerifyOptions) (*ReceiptReport, e
 	rep.Receipt = p.receipt
 	pass("parse", "")
 
-	if err := checkParticipantOrder(p.receipt.ParticipatingOperators); err != nil {
-		// The list is well formed but not in the order the hash is defined over: a
-		// reordered receipt does not match, rather than being unreadable.
-		return fail("participants_order", &MismatchError{Field: "participating_operators", Want: "ascending operator_id order", Got: err.Error()})
+	if p.receipt.AnchorForm == MerkleForm {
+		if err := checkMerkleReceipt(p.receipt, pass); err != nil {
+			return fail(err.check, err.err)
+		}
+	} else if err := checkSeedReceipt(p.receipt, pass); err != nil {
+		return fail(err.check, err.err)
 	}
-	if n := len(p.receipt.ParticipatingOperators); n == 1 {
-		pass("participants_order", "1 operator")
-	} else {
-		pass("participants_order", fmt.Sprintf("%d operators in ascending operator_id order", n))
-	}
-
-	want, err := CrossAnchorHash(p.receipt.ParticipatingOperators, p.receipt.AnchoredAt)
-	if err != nil {
-		return fail("cross_anchor_hash", err)
-	}
-	if want != p.receipt.CrossAnchorHash {
-		return fail("cross_anchor_hash", &MismatchError{Field: "cross_anchor_hash", Want: want, Got: p.receipt.CrossAnchorHash})
-	}
-	pass("cross_anchor_hash", "")
 
 	if !ed25519.Verify(p.key, p.payload, p.signature) {
 		return fail("federation_signature", fmt.Errorf("%w: federation_signature over the receipt payload", ErrSignature))
@@ -335,7 +333,7 @@ func parseReceipt(raw []byte) (*parsedReceipt, error) {
 	if !isHex(r.CrossAnchorHash, 64) {
 		return nil, fmt.Errorf("%w: cross_anchor_hash is not 64 lowercase hex characters", ErrMalformed)
 	}
-	if r.ParticipatingOperators, err = participantsMember(byName["participating_operators"]); err != nil {
+	if err := parseAnchorForm(r, byName); err != nil {
 		return nil, err
 	}
 	if r.TLogLogIndex, err = logIndexMember(byName); err != nil {

@@ -99,6 +99,9 @@ func receiptVectors(tb testing.TB) map[string]vector {
 	for name, c := range receiptEdgeVectors(tb) {
 		logged[name] = c
 	}
+	for name, c := range merkleReceiptVectors(tb) {
+		logged["merkle-"+name] = c
+	}
 	for name, c := range logged {
 		out[name] = vector{
 			Desc:     c.desc,

@@ -82,7 +82,7 @@ func (o *auditOptions) fetchRecords(ctx context.Context, cmd *cobra.Command, fo 
 		base = o.log
 	}
 	recs := &audit.Records{Service: s.service, FetchedAt: time.Now().UTC().Format(time.RFC3339), Operators: []audit.OperatorRecords{}}
-	for _, p := range r.ParticipatingOperators {
+	for _, p := range r.Participants() {
 		or, err := fetchOperatorRecords(ctx, s.client, p.OperatorID, func(index int64) (*protocol.LogBundle, error) {
 			if base == "" {
 				return nil, errors.New("the receipt names no log URL: pass --log")
