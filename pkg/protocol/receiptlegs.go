@@ -28,8 +28,9 @@ const (
 //
 // It establishes no trust: it is for comparing copies of one anchor's receipt that the
 // caller verified under the keys it trusts (VerifyReceiptWith) when it got them. Two
-// copies with the same cross_anchor_hash and a different count differ only in what they
-// prove.
+// copies with the same cross_anchor_hash (and, in the Merkle form, the same leaf: each
+// participant's receipt of one anchor has the same hash) and a different count differ
+// only in what they prove.
 func ReceiptLegs(raw []byte, logKey crypto.PublicKey) int {
 	rep, err := VerifyReceiptWith(raw, ReceiptVerifyOptions{})
 	if !errors.Is(err, ErrNoTrustedKey) || rep.Receipt == nil {

@@ -123,7 +123,7 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	}
 	res := receiptsResult{Written: []string{}, Unchanged: []string{}, Refused: []refusedReceipt{}, Weaker: []weakerReceipt{}}
 	err = eachReceipt(ctx, c, o.since, func(raw json.RawMessage) error {
-		return o.keep(raw, keys, &res)
+		return o.keep(raw, s.op.id, keys, &res)
 	})
 	if err != nil {
 		return err
@@ -158,9 +158,13 @@ func eachReceipt(ctx context.Context, c *client.Client, since string, keep func(
 	}
 }
 
-// keep verifies one receipt and writes it when it verifies.
-func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *receiptsResult) error {
+// keep verifies one receipt of operator and writes it when it verifies. A Merkle-form
+// receipt proves one leaf: it must be operator's.
+func (o *receiptsOptions) keep(raw json.RawMessage, operator string, keys *trustedKeys, res *receiptsResult) error {
 	report, err := protocol.VerifyReceiptWith(raw, protocol.ReceiptVerifyOptions{FederationKey: keys.federation, LogKey: keys.log})
+	if err == nil && report.Receipt.Leaf != nil && report.Receipt.Leaf.OperatorID != operator {
+		err = fmt.Errorf("%w: the receipt proves the leaf of %s, not this operator's (%s)", protocol.ErrMismatch, report.Receipt.Leaf.OperatorID, operator)
+	}
 	if err != nil {
 		id := "(unreadable)"
 		if report != nil && report.Receipt != nil {
@@ -180,10 +184,17 @@ func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *rece
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	case err == nil:
-		if kept := keptAnchorHash(old); kept != "" && kept != report.Receipt.CrossAnchorHash {
+		kept := keptReceipt(old)
+		if kept.CrossAnchorHash != "" && kept.CrossAnchorHash != report.Receipt.CrossAnchorHash {
 			res.Refused = append(res.Refused, refusedReceipt{AnchorID: id, Error: fmt.Sprintf(
 				"%s holds another anchor under this ID (cross_anchor_hash %s, the federation's now %s): kept, not replaced; an anchor ID names one anchor",
-				path, kept, report.Receipt.CrossAnchorHash)})
+				path, kept.CrossAnchorHash, report.Receipt.CrossAnchorHash)})
+			return nil
+		}
+		if served := report.Receipt.Leaf; kept.Leaf != nil && (served == nil || *served != *kept.Leaf) {
+			res.Refused = append(res.Refused, refusedReceipt{AnchorID: id, Error: fmt.Sprintf(
+				"%s proves another leaf of this anchor (last_seq %d) than the federation's now: kept, not replaced; an operator has one leaf in an anchor",
+				path, kept.Leaf.LastSeq)})
 			return nil
 		}
 		// Receipts only get stronger: the kept copy may be the only one of its log proof.
@@ -199,17 +210,22 @@ func (o *receiptsOptions) keep(raw json.RawMessage, keys *trustedKeys, res *rece
 	return nil
 }
 
-// keptAnchorHash returns the cross_anchor_hash of a receipt kept on disk, "" when the
-// file holds none. The same anchor's receipt is signed again (its log proof arrived, the
-// federation rotated its key) and replaces the kept copy; another anchor's never does.
-func keptAnchorHash(raw []byte) string {
-	var kept struct {
-		CrossAnchorHash string `json:"cross_anchor_hash"`
+// keptCopy is what identifies a receipt kept on disk: its anchor's cross_anchor_hash
+// and, in the Merkle form, its leaf.
+type keptCopy struct {
+	CrossAnchorHash string               `json:"cross_anchor_hash"`
+	Leaf            *protocol.MerkleLeaf `json:"leaf"`
+}
+
+// keptReceipt reads the kept copy raw; the zero keptCopy when it holds no receipt. The
+// same anchor's receipt is signed again (its log proof arrived, the federation rotated
+// its key) and replaces the kept copy; another anchor's, or another leaf's, never does.
+func keptReceipt(raw []byte) keptCopy {
+	var k keptCopy
+	if json.Unmarshal(raw, &k) != nil {
+		return keptCopy{}
 	}
-	if json.Unmarshal(raw, &kept) != nil {
-		return ""
-	}
-	return kept.CrossAnchorHash
+	return k
 }
 
 // printReceiptsResult says what was written and what was refused.
