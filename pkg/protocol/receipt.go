@@ -85,6 +85,8 @@ func (r Receipt) MarshalJSON() ([]byte, error) {
 const (
 	receiptSignatureMember = "federation_signature"
 	receiptTLogEntryMember = "tlog_entry"
+	receiptLeafMember      = "leaf"
+	receiptProofMember     = "inclusion_proof"
 	receiptLogKeyMember    = "tlog_public_key_pem"
 	receiptRecordKeyMember = "tlog_record_public_key_pem"
 )
@@ -111,8 +113,10 @@ type ReceiptReport struct {
 
 // ReceiptPayload returns the bytes the federation signs for the receipt raw: the receipt
 // payload form (canonical.ReceiptForm) of raw's top-level JSON object with the members
-// federation_signature and tlog_entry removed. Every other member, known or not, stays in
-// the payload, so a member added after signing makes the signature fail.
+// federation_signature and tlog_entry removed, and the Merkle form's leaf and
+// inclusion_proof, which the signed cross_anchor_hash binds through the tree's root: one
+// signature serves every participant's receipt of an anchor. Every other member, known or
+// not, stays in the payload, so a member added after signing makes the signature fail.
 //
 // raw must be one JSON object in valid UTF-8 with no duplicate keys, whose kept members
 // the receipt form can represent (no fractions or exponents); otherwise the error wraps
@@ -126,12 +130,22 @@ func ReceiptPayload(raw []byte) ([]byte, error) {
 	return receiptPayload(members)
 }
 
+// unsignedMember reports whether a receipt's top-level member name is left out of its
+// payload.
+func unsignedMember(name string) bool {
+	switch name {
+	case receiptSignatureMember, receiptTLogEntryMember, receiptLeafMember, receiptProofMember:
+		return true
+	}
+	return false
+}
+
 // receiptPayload rebuilds the object from the signed members and puts it in receipt form.
 func receiptPayload(members []topMember) ([]byte, error) {
 	var obj []byte
 	obj = append(obj, '{')
 	for _, m := range members {
-		if m.name == receiptSignatureMember || m.name == receiptTLogEntryMember {
+		if unsignedMember(m.name) {
 			if !json.Valid(m.value) {
 				return nil, fmt.Errorf("%w: receipt member %q is not JSON", ErrMalformed, m.name)
 			}

@@ -109,6 +109,9 @@ func merkleReceiptVectors(tb testing.TB) map[string]loggedVectorCase {
 			federationKey, "signature", "signature"},
 		"forged-tree-signed-by-another-key": {"another tree holding the same leaf, recomputed and signed by a key other than the federation's",
 			merkleReceipt(tb, otherKey, forged, 3), federationKey, "key_not_trusted", "no_trusted_key"},
+		"other-participants-leaf": {"leaf 0's leaf and proof in place of leaf 3's, under the same signature: the signature binds the anchor, the proof the leaf, so this is participant 0's receipt, and verifies",
+			editJSON(tb, merkleReceipt(tb, federationKey, leaves, 0), func(m map[string]any) { m["federation_signature"] = decodeObject(tb, valid)["federation_signature"] }),
+			federationKey, "ok", "no_trusted_key"},
 		"flipped-signature": {"one character of the federation signature changed", edit(func(m map[string]any) {
 			m["federation_signature"] = flipBase64Char(m["federation_signature"].(string), 20)
 		}), federationKey, "signature", "signature"},

@@ -100,7 +100,7 @@ func checkMerkleReceipt(r *Receipt, pass func(name, detail string)) *failedCheck
 func parseAnchorForm(r *Receipt, byName map[string]json.RawMessage) error {
 	v, ok := byName["anchor_form"]
 	if !ok {
-		for _, name := range []string{"leaf", "inclusion_proof"} {
+		for _, name := range []string{receiptLeafMember, receiptProofMember} {
 			if _, ok := byName[name]; ok {
 				return fmt.Errorf("%w: receipt member %s belongs to anchor_form %s, and the receipt has no anchor_form", ErrMalformed, name, MerkleForm)
 			}
@@ -120,17 +120,17 @@ func parseAnchorForm(r *Receipt, byName map[string]json.RawMessage) error {
 	if _, ok := byName["participating_operators"]; ok {
 		return fmt.Errorf("%w: a receipt of anchor_form %s has no participating_operators", ErrMalformed, MerkleForm)
 	}
-	if r.Leaf, err = leafMember(byName["leaf"]); err != nil {
+	if r.Leaf, err = leafMember(byName[receiptLeafMember]); err != nil {
 		return err
 	}
-	r.InclusionProof, err = inclusionProofMember(byName["inclusion_proof"])
+	r.InclusionProof, err = inclusionProofMember(byName[receiptProofMember])
 	return err
 }
 
 // leafMember reads the leaf object: exactly operator_id, chain_signature and last_seq,
 // each of its form (MerkleLeaf.Check).
 func leafMember(v json.RawMessage) (*MerkleLeaf, error) {
-	obj, err := objectMember("leaf", v, "operator_id", "chain_signature", "last_seq")
+	obj, err := objectMember(receiptLeafMember, v, "operator_id", "chain_signature", "last_seq")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func leafMember(v json.RawMessage) (*MerkleLeaf, error) {
 // tree_size), tree_size (at least 1), root_hash and hashes (at most 64), each hash the
 // canonical standard padded base64 of 32 bytes.
 func inclusionProofMember(v json.RawMessage) (*LeafInclusionProof, error) {
-	obj, err := objectMember("inclusion_proof", v, "leaf_index", "tree_size", "root_hash", "hashes")
+	obj, err := objectMember(receiptProofMember, v, "leaf_index", "tree_size", "root_hash", "hashes")
 	if err != nil {
 		return nil, err
 	}
