@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"testing"
 	"time"
@@ -31,7 +30,7 @@ func millionReceipt(tb testing.TB) ([]byte, ed25519.PublicKey) {
 		tb.Fatal(err)
 	}
 	tree := FromLeafHashes(hashes)
-	path, err := tree.Proof(holder)
+	proof, err := tree.InclusionProof(holder)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -39,10 +38,6 @@ func millionReceipt(tb testing.TB) ([]byte, ed25519.PublicKey) {
 	hash, err := protocol.MerkleAnchorHash(tree.Root(), n, at)
 	if err != nil {
 		tb.Fatal(err)
-	}
-	proof := &protocol.LeafInclusionProof{LeafIndex: holder, TreeSize: n, RootHash: b64(tree.Root()), Hashes: make([]string, len(path))}
-	for i, h := range path {
-		proof.Hashes[i] = b64(h)
 	}
 	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, ed25519.SeedSize))
 	raw, err := protocol.SignReceipt(&protocol.Receipt{AnchorID: "anchor-20261202-001", AnchoredAt: at, CrossAnchorHash: hash,
@@ -52,8 +47,6 @@ func millionReceipt(tb testing.TB) ([]byte, ed25519.PublicKey) {
 	}
 	return raw, key.Public().(ed25519.PublicKey)
 }
-
-func b64(h Hash) string { return base64.StdEncoding.EncodeToString(h[:]) }
 
 // TestMillionReceiptUnder2KB: the receipt of one participant among a million verifies,
 // and, written compactly, is under 2 KB before its log leg (issue 36's bound); the

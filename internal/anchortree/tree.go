@@ -6,6 +6,7 @@ package anchortree
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"runtime"
 	"sync"
@@ -99,6 +100,22 @@ func (t *Tree) Proof(index uint64) ([]Hash, error) {
 		index /= 2
 	}
 	return path, nil
+}
+
+// InclusionProof returns the receipt member that proves leaf index (docs/PROTOCOL.md
+// §7): its index, the tree's size and root, and its proof, each hash in padded base64.
+func (t *Tree) InclusionProof(index uint64) (*protocol.LeafInclusionProof, error) {
+	path, err := t.Proof(index)
+	if err != nil {
+		return nil, err
+	}
+	root := t.Root()
+	p := &protocol.LeafInclusionProof{LeafIndex: index, TreeSize: t.Size(), RootHash: base64.StdEncoding.EncodeToString(root[:]),
+		Hashes: make([]string, len(path))}
+	for i, h := range path {
+		p.Hashes[i] = base64.StdEncoding.EncodeToString(h[:])
+	}
+	return p, nil
 }
 
 // inParallel calls f over [0, n) in one contiguous part per core, or in one call when n

@@ -124,7 +124,10 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // schema is the store's tables, the same text for both databases. A participant row
 // indexes an anchor by operator; it is not evidence: every anchor found through it is
-// read and checked, and must list the operator. A sidecar row keeps the attestation
+// read and checked, and must list the operator. A leaf row is one participant of a
+// Merkle-form anchor, stored before the anchor is made and named by the anchor's ID and
+// root: it is not evidence either, and counts only as part of the whole set of its
+// anchor's rows, whose tree must give the root the anchor's signed record states. A sidecar row keeps the attestation
 // sidecar a stored submission names from the sidecar store's sweep; a forged one keeps a
 // file, a deleted one loses it, as deleting the submission would.
 var schema = []string{
@@ -161,6 +164,15 @@ var schema = []string{
 		PRIMARY KEY (federation, digest, name))`,
 	`CREATE INDEX IF NOT EXISTS cairn_history_submissions_by_operator
 		ON cairn_history_submissions (federation, operator_id, last_seq)`,
+	`CREATE TABLE IF NOT EXISTS cairn_history_leaves (
+		federation TEXT NOT NULL,
+		anchor_id TEXT NOT NULL,
+		root_hash TEXT NOT NULL,
+		leaf_index BIGINT NOT NULL,
+		operator_id TEXT NOT NULL,
+		chain_signature TEXT NOT NULL,
+		last_seq BIGINT NOT NULL,
+		PRIMARY KEY (federation, anchor_id, root_hash, leaf_index))`,
 }
 
 // migrate creates the tables, in one transaction so that two replicas starting together

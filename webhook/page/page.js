@@ -1,8 +1,9 @@
 // The federation's public page: the anchors' verify buttons, the key download, and the
 // receipt box, which checks a receipt in this tab as docs/PROTOCOL.md §7 and `cairn
-// federation verify` do: parse, participants_order, cross_anchor_hash,
-// federation_signature (WebCrypto Ed25519) and trusted_key (the key is one this page
-// publishes). Data is only ever written with textContent.
+// federation verify` do: parse, participants_order (the seed form) or leaf_inclusion (the
+// Merkle form, WebCrypto SHA-256), cross_anchor_hash, federation_signature (WebCrypto
+// Ed25519) and trusted_key (the key is one this page publishes). Data is only ever
+// written with textContent.
 'use strict';
 
 (() => {
@@ -111,14 +112,108 @@
     return '{' + Object.keys(v).sort(byCodePoint).map((k) => quote(k) + ':' + receiptForm(v[k])).join(',') + '}';
   }
 
-  // payload is the signed bytes: every top-level member but federation_signature and
-  // tlog_entry, in the receipt form.
+  // unsigned are the top-level members the payload leaves out: the Merkle form's leaf and
+  // proof are bound through cross_anchor_hash's root instead.
+  const unsigned = ['federation_signature', 'tlog_entry', 'leaf', 'inclusion_proof'];
+
+  // payload is the signed bytes: every other top-level member, in the receipt form.
   function payload(r) {
     const signed = {};
     for (const k of Object.keys(r)) {
-      if (k !== 'federation_signature' && k !== 'tlog_entry') signed[k] = r[k];
+      if (!unsigned.includes(k)) signed[k] = r[k];
     }
     return new TextEncoder().encode(receiptForm(signed));
+  }
+
+  const merkleForm = 'merkle-v1';
+  const operatorID = /^op_[0-9a-f]{16}$/;
+  const hex64 = /^[0-9a-f]{64}$/;
+
+  // exactly reports whether o is an object with exactly the members names.
+  function exactly(o, names) {
+    return o !== null && typeof o === 'object' && !Array.isArray(o) && Object.keys(o).sort().join() === names.slice().sort().join();
+  }
+
+  // integer reads an integer from min to 2^53-1, or throws naming what.
+  function integer(v, min, what) {
+    if (!Number.isSafeInteger(v) || v < min) throw new Error(what + ' is not an integer from ' + min + ' to 2^53-1');
+    return v;
+  }
+
+  // hash32 reads a hash written as the canonical padded base64 of 32 bytes.
+  function hash32(v, what) {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]{43}=$/.test(v) || btoa(atob(v)) !== v) {
+      throw new Error(what + ' is not the padded base64 of 32 bytes');
+    }
+    return b64Bytes(v);
+  }
+
+  // parseMerkle checks the Merkle form's leaf and inclusion_proof (docs/PROTOCOL.md §7).
+  function parseMerkle(r) {
+    if (r.anchor_form !== merkleForm) throw new Error('anchor_form is not ' + merkleForm + ' (absent for the seed form)');
+    if ('participating_operators' in r) throw new Error('a receipt of the Merkle form lists no participating_operators');
+    const l = r.leaf;
+    if (!exactly(l, ['operator_id', 'chain_signature', 'last_seq']) || typeof l.operator_id !== 'string' || !operatorID.test(l.operator_id) ||
+        typeof l.chain_signature !== 'string' || !hex64.test(l.chain_signature)) {
+      throw new Error('leaf is not {operator_id, chain_signature, last_seq}');
+    }
+    integer(l.last_seq, 1, 'leaf.last_seq');
+    const p = r.inclusion_proof;
+    if (!exactly(p, ['leaf_index', 'tree_size', 'root_hash', 'hashes'])) throw new Error('inclusion_proof is not {leaf_index, tree_size, root_hash, hashes}');
+    integer(p.tree_size, 1, 'inclusion_proof.tree_size');
+    if (integer(p.leaf_index, 0, 'inclusion_proof.leaf_index') >= p.tree_size) throw new Error('inclusion_proof.leaf_index is not below tree_size');
+    hash32(p.root_hash, 'inclusion_proof.root_hash');
+    if (!Array.isArray(p.hashes) || p.hashes.length > 64) throw new Error('inclusion_proof.hashes is not an array of at most 64 hashes');
+    p.hashes.forEach((h, i) => hash32(h, 'inclusion_proof.hashes[' + i + ']'));
+  }
+
+  async function sha256(...parts) {
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return new Uint8Array(await crypto.subtle.digest('SHA-256', all));
+  }
+
+  // included is RFC 9162 §2.1.3.2: whether path leads from the leaf hash at index of a
+  // tree of size to root. Sizes reach 2^53-1, past JavaScript's 32-bit bit operators, so
+  // it halves by division.
+  async function included(leafHash, index, size, path, root) {
+    let fn = index;
+    let sn = size - 1;
+    let h = leafHash;
+    const half = (n) => Math.floor(n / 2);
+    for (const p of path) {
+      if (sn === 0) return false;
+      if (fn % 2 === 1 || fn === sn) {
+        h = await sha256(Uint8Array.of(1), p, h);
+        while (fn % 2 === 0 && fn !== 0) {
+          fn = half(fn);
+          sn = half(sn);
+        }
+      } else {
+        h = await sha256(Uint8Array.of(1), h, p);
+      }
+      fn = half(fn);
+      sn = half(sn);
+    }
+    return sn === 0 && h.length === root.length && h.every((b, i) => b === root[i]);
+  }
+
+  // checkMerkle runs leaf_inclusion and returns the Merkle form's cross_anchor_hash.
+  async function checkMerkle(r, list) {
+    const l = r.leaf;
+    const p = r.inclusion_proof;
+    const enc = new TextEncoder();
+    const leafHash = await sha256(Uint8Array.of(0), enc.encode(receiptForm({ chain_signature: l.chain_signature, last_seq: l.last_seq, operator_id: l.operator_id })));
+    const root = b64Bytes(p.root_hash);
+    const ok = await included(leafHash, p.leaf_index, p.tree_size, p.hashes.map(b64Bytes), root);
+    check(list, 'leaf_inclusion', ok ? 'ok' : 'fail', ok
+      ? l.operator_id + ' at ' + p.leaf_index + ' of ' + p.tree_size + ' participants'
+      : 'the inclusion proof does not lead from the leaf to root_hash');
+    return hex(await sha256(enc.encode('cairn-merkle-anchor:v1\n' + hex(root) + '\n' + p.tree_size + '\n' + r.anchored_at)));
   }
 
   // parseReceipt reads text and checks the members' shapes; it throws what is wrong.
@@ -129,13 +224,17 @@
       if (typeof r[k] !== 'string' || r[k] === '') throw new Error(k + ' is missing or not a string');
     };
     ['anchor_id', 'anchored_at', 'cross_anchor_hash', 'federation_public_key_pem', 'federation_signature'].forEach(str);
-    if (!/^[0-9a-f]{64}$/.test(r.cross_anchor_hash)) throw new Error('cross_anchor_hash is not 64 lowercase hex');
-    const ps = r.participating_operators;
-    if (!Array.isArray(ps) || ps.length === 0) throw new Error('participating_operators is missing or empty');
-    for (const p of ps) {
-      if (p === null || typeof p !== 'object' || Object.keys(p).sort().join() !== 'chain_signature,operator_id' ||
-          typeof p.operator_id !== 'string' || typeof p.chain_signature !== 'string') {
-        throw new Error('a participant is not {operator_id, chain_signature}');
+    if (!hex64.test(r.cross_anchor_hash)) throw new Error('cross_anchor_hash is not 64 lowercase hex');
+    if ('anchor_form' in r) {
+      parseMerkle(r);
+    } else {
+      if ('leaf' in r || 'inclusion_proof' in r) throw new Error('leaf and inclusion_proof belong to anchor_form ' + merkleForm + ', and the receipt has none');
+      const ps = r.participating_operators;
+      if (!Array.isArray(ps) || ps.length === 0) throw new Error('participating_operators is missing or empty');
+      for (const p of ps) {
+        if (!exactly(p, ['operator_id', 'chain_signature']) || typeof p.operator_id !== 'string' || typeof p.chain_signature !== 'string') {
+          throw new Error('a participant is not {operator_id, chain_signature}');
+        }
       }
     }
     const log = ['tlog_log_index', 'tlog_url', 'tlog_public_key_pem', 'tlog_record_public_key_pem'].filter((k) => k in r);
@@ -159,15 +258,19 @@
       check(list, 'parse', 'fail', e.message);
       return false;
     }
-    const ids = r.participating_operators.map((p) => p.operator_id);
-    const ordered = ids.every((id, i) => i === 0 || ids[i - 1] < id);
-    check(list, 'participants_order', ordered ? 'ok' : 'fail',
-      ordered ? 'operator IDs strictly ascend' : 'operator IDs do not strictly ascend');
-
-    const input = r.participating_operators.map((p) => p.chain_signature).join('') + r.anchored_at;
-    const sum = hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(input)));
-    check(list, 'cross_anchor_hash', sum === r.cross_anchor_hash ? 'ok' : 'fail',
-      sum === r.cross_anchor_hash ? 'recomputes' : 'does not recompute from the participants and anchored_at');
+    let sum;
+    if (r.anchor_form === merkleForm) {
+      sum = await checkMerkle(r, list);
+    } else {
+      const ids = r.participating_operators.map((p) => p.operator_id);
+      const ordered = ids.every((id, i) => i === 0 || ids[i - 1] < id);
+      check(list, 'participants_order', ordered ? 'ok' : 'fail',
+        ordered ? 'operator IDs strictly ascend' : 'operator IDs do not strictly ascend');
+      const input = r.participating_operators.map((p) => p.chain_signature).join('') + r.anchored_at;
+      sum = hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(input)));
+    }
+    check(list, 'cross_anchor_hash', sum === r.cross_anchor_hash ? 'ok' : 'fail', sum === r.cross_anchor_hash ? 'recomputes'
+      : r.anchor_form === merkleForm ? 'does not recompute from root_hash, tree_size and anchored_at' : 'does not recompute from the participants and anchored_at');
 
     let unsupported = false;
     try {
@@ -204,12 +307,15 @@
     fallback.hidden = true;
     list.dataset.done = '';
     delete list.dataset.file;
+    const text = await file.text();
+    const began = performance.now();
     try {
-      const unsupported = await verifyReceipt(await file.text(), list);
+      const unsupported = await verifyReceipt(text, list);
       fallback.hidden = !unsupported;
     } catch (e) {
       check(list, 'parse', 'fail', String(e && e.message ? e.message : e));
     }
+    list.dataset.ms = (performance.now() - began).toFixed(1);
     const failed = list.querySelector('li.fail');
     const unchecked = list.querySelector('li.skip[data-check="federation_signature"]');
     const state = failed ? 'fail' : unchecked ? 'skip' : 'ok';
