@@ -44,16 +44,22 @@ func TestVerifyRefusesLeavesThatAreNotTheAnchors(t *testing.T) {
 		size   uint64
 		want   error
 	}{
-		"a last_seq raised":      {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[3].LastSeq++; return ls }), 9, ErrNotTheAnchors},
-		"a chain_signature":      {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[8].ChainSignature = ls[7].ChainSignature; return ls }), 9, ErrNotTheAnchors},
-		"a leaf dropped":         {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { return append(ls[:2], ls[3:]...) }), 9, ErrNotTheAnchors},
-		"a leaf added":           {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { return append(ls, leafAt(9)) }), 9, ErrNotTheAnchors},
-		"the size told wrong":    {honest, 8, ErrNotTheAnchors},
-		"two leaves swapped":     {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[1], ls[2] = ls[2], ls[1]; return ls }), 9, ErrNotTheAnchors},
-		"an operator twice":      {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[5].OperatorID = ls[4].OperatorID; return ls }), 9, ErrNotTheAnchors},
-		"a leaf of a bad shape":  {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[0].LastSeq = 0; return ls }), 9, protocol.ErrMalformed},
-		"no leaves":              {nil, 0, protocol.ErrMalformed},
-		"an operator ID renamed": {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[8].OperatorID = "op_ffffffffffffff00"; return ls }), 9, ErrNotTheAnchors},
+		"a last_seq raised": {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[3].LastSeq++; return ls }), 9, ErrNotTheAnchors},
+		"a chain_signature": {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf {
+			ls[8].ChainSignature = ls[7].ChainSignature
+			return ls
+		}), 9, ErrNotTheAnchors},
+		"a leaf dropped":        {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { return append(ls[:2], ls[3:]...) }), 9, ErrNotTheAnchors},
+		"a leaf added":          {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { return append(ls, leafAt(9)) }), 9, ErrNotTheAnchors},
+		"the size told wrong":   {honest, 8, ErrNotTheAnchors},
+		"two leaves swapped":    {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[1], ls[2] = ls[2], ls[1]; return ls }), 9, ErrNotTheAnchors},
+		"an operator twice":     {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[5].OperatorID = ls[4].OperatorID; return ls }), 9, ErrNotTheAnchors},
+		"a leaf of a bad shape": {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf { ls[0].LastSeq = 0; return ls }), 9, protocol.ErrMalformed},
+		"no leaves":             {nil, 0, protocol.ErrMalformed},
+		"an operator ID renamed": {edit(func(ls []protocol.MerkleLeaf) []protocol.MerkleLeaf {
+			ls[8].OperatorID = "op_ffffffffffffff00"
+			return ls
+		}), 9, ErrNotTheAnchors},
 	} {
 		_, err := Verify(c.leaves, c.size, root)
 		if !errors.Is(err, c.want) {
