@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/anchortree"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
@@ -28,9 +30,11 @@ import (
 //     submissions form one chain, since a Submission is named after its first seq), of
 //     which the newest gives the operator's chain signature and lastSeq.
 //
-// It binds them into as many signed CrossAnchors as it takes (at most
-// federation.MaxParticipantsPerAnchor operators each), all at one anchoredAt, and records
-// the last as the Federation's last anchor. That is all a run writes. Whether a
+// It binds them into as many signed seed-form CrossAnchors as it takes (at most
+// federation.MaxParticipantsPerAnchor operators each), all at one anchoredAt, or, when
+// they are more than the Federation's seedFormMaxParticipants and a history store keeps
+// leaves, into one Merkle-form anchor; and records the last as the Federation's last
+// anchor. That is all a run writes. Whether a
 // submission is anchored follows from the anchors (federation.Ledger, federation.Covers);
 // the Submission controller's marking of it, later, is for readers, and no run waits for
 // it. A run that stopped after creating an anchor is finished by adoptAnchors.
@@ -130,6 +134,17 @@ func pendingSubmissions(ctx context.Context, c client.Reader, namespace string) 
 func (r *FederationReconciler) createAnchors(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, bound []fv1.Participant,
 	covered map[fv1.OperatorID]int, request string) ([]*fv1.CrossAnchor, error) {
 	now := r.now().UTC()
+	if r.Merkle != nil && len(bound) > federation.SeedFormMaxParticipants(fed) {
+		ca, leaves, err := r.createMerkleAnchor(ctx, fed, key, now, bound)
+		if err == nil {
+			ca.Annotations = stampRun(ca.Annotations, request, countCovered(covered), 1, 1)
+			err = r.create(ctx, fed, ca, leaves)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*fv1.CrossAnchor{ca}, nil
+	}
 	size := cmp.Or(r.MaxParticipants, federation.MaxParticipantsPerAnchor)
 	parts := (len(bound) + size - 1) / size
 	var made []*fv1.CrossAnchor
@@ -142,7 +157,7 @@ func (r *FederationReconciler) createAnchors(ctx context.Context, fed *fv1.Feder
 				n += covered[p.OperatorID]
 			}
 			ca.Annotations = stampRun(ca.Annotations, request, n, part+1, parts)
-			err = r.create(ctx, fed, ca)
+			err = r.create(ctx, fed, ca, nil)
 		}
 		if err != nil {
 			return made, err
@@ -175,13 +190,61 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 	return ca, nil
 }
 
-// create creates ca, remembers that the federation made it and folds it into the ledger.
-func (r *FederationReconciler) create(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+// createMerkleAnchor names and signs the Merkle-form CrossAnchor that binds bound at now
+// (docs/PROTOCOL.md §7), and stores its leaves, which it returns, in the history store
+// first: an anchor never exists without its leaves. The signature is the one every
+// participant's receipt carries (it leaves out the leaf and proof); SignReceipt checks it
+// in full on the first participant's receipt.
+func (r *FederationReconciler) createMerkleAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, now time.Time,
+	bound []fv1.Participant,
+) (*fv1.CrossAnchor, []protocol.MerkleLeaf, error) {
+	id, err := r.nextAnchorID(ctx, fed, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	leaves := federation.MerkleLeaves(bound)
+	tree, err := anchortree.Build(leaves)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := tree.Root()
+	ca := &fv1.CrossAnchor{ObjectMeta: metav1.ObjectMeta{Namespace: fed.Namespace, Name: id,
+		Labels:          map[string]string{federation.FederationLabel: fed.Name},
+		OwnerReferences: []metav1.OwnerReference{federation.RecordOwner(fed)}}}
+	ca.Spec.AnchorID, ca.Spec.AnchoredAt, ca.Spec.AnchorForm = fv1.AnchorID(id), protocol.FormatAnchoredAt(now), fv1.AnchorFormMerkle
+	ca.Spec.Tree = &fv1.AnchorTree{Size: int64(tree.Size()), RootHash: fv1.Hash(hex.EncodeToString(root[:]))}
+	receipt := federation.AnchorReceipt(ca)
+	if receipt.CrossAnchorHash, err = protocol.MerkleAnchorHash(root, tree.Size(), receipt.AnchoredAt); err != nil {
+		return nil, nil, err
+	}
+	if receipt.InclusionProof, err = tree.InclusionProof(0); err != nil {
+		return nil, nil, err
+	}
+	receipt.Leaf = &leaves[0]
+	if _, err := protocol.SignReceipt(&receipt, key); err != nil {
+		return nil, nil, err
+	}
+	ca.Spec.CrossAnchorHash = fv1.Hash(receipt.CrossAnchorHash)
+	ca.Spec.FederationSignature = fv1.Signature(receipt.FederationSignature)
+	ca.Spec.FederationPublicKeyPEM = fv1.PublicKeyPEM(receipt.FederationPublicKeyPEM)
+	if err := r.Merkle.Store.PutLeaves(ctx, fed, id, root, leaves); err != nil {
+		return nil, nil, err
+	}
+	return ca, leaves, nil
+}
+
+// create creates ca, remembers that the federation made it and folds it into the ledger:
+// a Merkle-form anchor with the leaves it was made of.
+func (r *FederationReconciler) create(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, leaves []protocol.MerkleLeaf) error {
 	if err := r.Create(ctx, ca); err != nil {
 		return fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
 	r.Trust.Remember(ca)
-	r.Ledger.Fold(fed, ca)
+	if federation.IsMerkle(ca) {
+		r.Ledger.FoldLeaves(fed, ca, leaves)
+	} else {
+		r.Ledger.Fold(fed, ca)
+	}
 	if r.Hooks.AnchorCreated != nil {
 		r.Hooks.AnchorCreated(ca)
 	}

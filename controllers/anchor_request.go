@@ -50,7 +50,7 @@ func recordRequest(fed *fv1.Federation, id string, anchors []*fv1.CrossAnchor, c
 	if len(anchors) > 0 {
 		last, operators := anchors[len(anchors)-1], 0
 		for _, ca := range anchors {
-			operators += len(ca.Spec.Participants)
+			operators += federation.ParticipantCount(ca)
 			if len(anchors) > 1 {
 				req.AnchorIDs = append(req.AnchorIDs, ca.Spec.AnchorID)
 			}

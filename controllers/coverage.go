@@ -32,27 +32,41 @@ import (
 // arrival in the cache wakes it for the pending submissions of its participants.
 
 // markIfCovered marks the accepted, unmarked sub with the first trusted CrossAnchor that
-// covers it, if any.
+// covers it, if any: a seed-form anchor that lists its operator, or a Merkle-form one
+// whose checked tree holds its operator's leaf.
 func (r *SubmissionReconciler) markIfCovered(ctx context.Context, sub *fv1.Submission) error {
-	var anchors fv1.CrossAnchorList
-	// Read-only and possibly large (a participant per operator): not copied out of the cache.
-	if err := r.List(ctx, &anchors, client.InNamespace(sub.Namespace),
-		client.MatchingFields{federation.ParticipantIndex: string(sub.Spec.OperatorID)}, client.UnsafeDisableDeepCopy); err != nil {
-		return err
+	var anchors []fv1.CrossAnchor
+	for _, key := range []string{string(sub.Spec.OperatorID), federation.MerkleIndexKey} {
+		var list fv1.CrossAnchorList
+		// Read-only and possibly large (a participant per operator): not copied out of the cache.
+		if err := r.List(ctx, &list, client.InNamespace(sub.Namespace),
+			client.MatchingFields{federation.ParticipantIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+			return err
+		}
+		anchors = append(anchors, list.Items...)
 	}
-	anchors.Items = slices.DeleteFunc(anchors.Items, func(ca fv1.CrossAnchor) bool { return !federation.Covers(&ca, sub) })
-	if len(anchors.Items) == 0 {
+	anchors = slices.DeleteFunc(anchors, func(ca fv1.CrossAnchor) bool { return !federation.IsMerkle(&ca) && !federation.Covers(&ca, sub) })
+	if len(anchors) == 0 {
 		return nil
 	}
 	fed, err := federation.NamespaceFederation(ctx, r.Client, sub.Namespace)
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(anchors.Items, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
-	for i := range anchors.Items {
-		ca := &anchors.Items[i]
+	slices.SortFunc(anchors, func(a, b fv1.CrossAnchor) int { return strings.Compare(a.Name, b.Name) })
+	for i := range anchors {
+		ca := &anchors[i]
 		if err := r.Trust.Verify(fed, ca); err != nil {
 			continue // the CrossAnchor controller rejects it and says why
+		}
+		if federation.IsMerkle(ca) {
+			p, ok, err := r.Merkle.ParticipantIn(ctx, fed, ca, sub.Spec.OperatorID)
+			if err != nil {
+				return err
+			}
+			if !ok || sub.Spec.LastSeq > p.LastSeq {
+				continue
+			}
 		}
 		if err := markAnchored(ctx, r.Client, sub, ca); err != nil {
 			return err
@@ -79,22 +93,44 @@ func markAnchored(ctx context.Context, c client.Client, sub *fv1.Submission, ca 
 }
 
 // coveredSubmissions maps a new CrossAnchor to the pending submissions of its
-// participants, for the marker.
+// participants, for the marker: a Merkle-form anchor's from its checked tree, once the
+// federation's.
 func (r *SubmissionReconciler) coveredSubmissions(ctx context.Context, o client.Object) []reconcile.Request {
 	ca := o.(*fv1.CrossAnchor)
 	var reqs []reconcile.Request
-	for _, p := range ca.Spec.Participants {
+	add := func(operator fv1.OperatorID, lastSeq int64) {
 		var subs fv1.SubmissionList
-		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{federation.PendingIndex: string(p.OperatorID)},
+		if err := r.List(ctx, &subs, client.InNamespace(ca.Namespace), client.MatchingFields{federation.PendingIndex: string(operator)},
 			client.UnsafeDisableDeepCopy); err != nil {
-			logf.FromContext(ctx).Error(err, "List pending submissions", "operatorID", p.OperatorID)
-			continue
+			logf.FromContext(ctx).Error(err, "List pending submissions", "operatorID", operator)
+			return
 		}
 		for i := range subs.Items {
-			if s := &subs.Items[i]; s.Spec.LastSeq <= p.LastSeq {
+			if s := &subs.Items[i]; s.Spec.LastSeq <= lastSeq {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 			}
 		}
+	}
+	if !federation.IsMerkle(ca) {
+		for _, p := range ca.Spec.Participants {
+			add(p.OperatorID, p.LastSeq)
+		}
+		return reqs
+	}
+	fed, err := anchorFederation(ctx, r.Client, ca)
+	if err == nil {
+		err = r.Trust.Verify(fed, ca)
+	}
+	if err != nil {
+		return nil // not the federation's, or its Federation is gone: nothing to mark
+	}
+	tree, err := r.Merkle.Tree(ctx, fed, ca)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Read the leaves of a Merkle-form anchor", "anchor", ca.Name)
+		return nil
+	}
+	for _, l := range tree.Leaves() {
+		add(fv1.OperatorID(l.OperatorID), l.LastSeq)
 	}
 	return reqs
 }

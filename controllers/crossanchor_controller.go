@@ -262,8 +262,10 @@ func finished(ca *fv1.CrossAnchor) bool {
 	return c != nil && c.Reason == fv1.ReasonLogRefused
 }
 
-// notifyParticipants tells each participating operator, with an Event on its
-// FederationOperator, that the anchor is in the log.
+// notifyParticipants tells each participating operator of a seed-form anchor, with an
+// Event on its FederationOperator, that the anchor is in the log. A Merkle-form anchor
+// binds any number of operators, whose receipts tell them: an Event each would flood the
+// API server, so the anchor's own Event is all.
 func (r *CrossAnchorReconciler) notifyParticipants(ctx context.Context, ca *fv1.CrossAnchor) {
 	for _, p := range ca.Spec.Participants {
 		var ops fv1.FederationOperatorList

@@ -51,9 +51,12 @@ type FederationReconciler struct {
 	Trust *federation.Trust
 	// Ledger is what the trusted anchors bound, by operator: what a run binds next.
 	Ledger *federation.Ledger
-	// MaxParticipants is how many operators one anchor binds at most;
+	// MaxParticipants is how many operators one seed-form anchor binds at most;
 	// federation.MaxParticipantsPerAnchor when 0.
 	MaxParticipants int
+	// Merkle keeps the leaves of Merkle-form anchors; nil (no history store) makes every
+	// anchor of the seed form.
+	Merkle *federation.MerkleAnchors
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock
@@ -150,8 +153,8 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 			for _, ca := range anchors {
 				anchorsTotal.WithLabelValues(fed.Namespace, fed.Name).Inc()
 				*evs = append(*evs, federationEvent{event{corev1.EventTypeNormal, fv1.ReasonAnchored, "Anchor",
-					fmt.Sprintf("anchored %d operators in %s", len(ca.Spec.Participants), ca.Name)}, ca})
-				logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", len(ca.Spec.Participants), "hash", ca.Spec.CrossAnchorHash,
+					fmt.Sprintf("anchored %d operators in %s", federation.ParticipantCount(ca), ca.Name)}, ca})
+				logf.FromContext(ctx).Info("Anchored", "anchor", ca.Name, "participants", federation.ParticipantCount(ca), "hash", ca.Spec.CrossAnchorHash,
 					"part", ca.Annotations[fv1.AnchorRunPartAnnotation], "request", request)
 			}
 		}

@@ -108,7 +108,7 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 	Expect(err).NotTo(HaveOccurred())
 	logKey, err := log.PublicKey(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	raw, err := federation.Receipt(currentFederation(fed), ca, key, logKey)
+	raw, err := federation.Receipt(currentFederation(fed), ca, key, logKey, nil)
 	Expect(err).NotTo(HaveOccurred())
 	for range ca.Spec.Participants { // each participant is handed the same receipt
 		report, err := protocol.VerifyReceipt(raw, fedPub)

@@ -104,7 +104,7 @@ var _ = Describe("A CrossAnchor the federation did not make", Label("log"), func
 		By("no receipt is signed for a forged anchor, and one built from it does not verify")
 		key := federationSigningKey(fed)
 		for _, ca := range forged {
-			_, err := federation.Receipt(currentFederation(fed), ca, key, nil)
+			_, err := federation.Receipt(currentFederation(fed), ca, key, nil, nil)
 			Expect(err).To(MatchError(federation.ErrUntrusted))
 		}
 		raw, err := json.Marshal(federation.AnchorReceipt(forged[0]))

@@ -132,7 +132,7 @@ func (r *FederationReconciler) resign(ctx context.Context, anchors []fv1.CrossAn
 		if err != nil || now.Sub(at) > resignWindow || signedBy(ca, fv1.PublicKeyPEM(pemText)) {
 			continue
 		}
-		signed, _, err := federation.SignReceipt(ca, newKey, logKey)
+		signed, _, err := federation.SignReceipt(ca, newKey, logKey, nil)
 		if err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(anchored.Spec.FederationPublicKeyPEM).NotTo(Equal(newOp.pem()), "the anchor keeps the key that signed it")
 		logKey := suiteLogKey(fed)
 		for _, k := range []ed25519.PrivateKey{oldKey, newOp.key} {
-			raw, err := federation.Receipt(currentFederation(fed), &anchored, k, logKey)
+			raw, err := federation.Receipt(currentFederation(fed), &anchored, k, logKey, nil)
 			Expect(err).NotTo(HaveOccurred())
 			// Issue 14, hole 4: the re-signed receipt's log leg verifies too, although
 			// the logged record is signed by the old key.
@@ -78,11 +78,11 @@ var _ = Describe("Federation key rotation", Label("log"), func() {
 		Expect(second.Spec.FederationPublicKeyPEM).To(Equal(newOp.pem()))
 		Eventually(func() fv1.CrossAnchorPhase { return getAnchor(ns, second.Name).Status.Phase }).Should(Equal(fv1.PhaseAnchored))
 		logged := getAnchor(ns, second.Name)
-		raw, err := federation.Receipt(currentFederation(fed), &logged, newOp.key, logKey)
+		raw, err := federation.Receipt(currentFederation(fed), &logged, newOp.key, logKey, nil)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = protocol.VerifyReceipt(raw, newOp.pub())
 		Expect(err).NotTo(HaveOccurred())
-		_, err = federation.Receipt(currentFederation(fed), &logged, oldKey, logKey)
+		_, err = federation.Receipt(currentFederation(fed), &logged, oldKey, logKey, nil)
 		Expect(err).To(HaveOccurred(), "the old key never signed the new anchor")
 	})
 })

@@ -28,7 +28,7 @@ var _ = Describe("Receipts", Label("log"), func() {
 		key, logKey := federationSigningKey(fed), suiteLogKey(fed)
 
 		By("the receipt signs the log's key and the anchor's key")
-		raw, err := federation.Receipt(currentFederation(fed), &anchored, key, logKey)
+		raw, err := federation.Receipt(currentFederation(fed), &anchored, key, logKey, nil)
 		Expect(err).NotTo(HaveOccurred())
 		report, err := protocol.VerifyReceipt(raw, key.Public().(ed25519.PublicKey))
 		Expect(err).NotTo(HaveOccurred())
@@ -50,12 +50,12 @@ var _ = Describe("Receipts", Label("log"), func() {
 		} {
 			ca := anchored.DeepCopy()
 			edit(ca)
-			_, err := federation.Receipt(currentFederation(fed), ca, key, logKey)
+			_, err := federation.Receipt(currentFederation(fed), ca, key, logKey, nil)
 			Expect(err).To(HaveOccurred(), what)
 		}
-		_, err = federation.Receipt(currentFederation(fed), &anchored, key, nil)
+		_, err = federation.Receipt(currentFederation(fed), &anchored, key, nil, nil)
 		Expect(err).To(HaveOccurred(), "no log key")
-		_, err = federation.Receipt(currentFederation(fed), &anchored, key, key.Public())
+		_, err = federation.Receipt(currentFederation(fed), &anchored, key, key.Public(), nil)
 		Expect(err).To(HaveOccurred(), "another log's key")
 
 		By("an anchor logged before the embedded log signed entry timestamps gets one back")
@@ -68,7 +68,7 @@ var _ = Describe("Receipts", Label("log"), func() {
 		Eventually(func() string { return getAnchor(ns, name).Status.SignedEntryTimestamp }).ShouldNot(BeEmpty())
 		refreshed := getAnchor(ns, name)
 		Expect(refreshed.Status.Phase).To(Equal(fv1.PhaseAnchored))
-		_, err = federation.Receipt(currentFederation(fed), &refreshed, key, logKey)
+		_, err = federation.Receipt(currentFederation(fed), &refreshed, key, logKey, nil)
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

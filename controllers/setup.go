@@ -71,8 +71,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	now := clock{Now: o.Now}
 	trust := &federation.Trust{}
 	ledger := &federation.Ledger{Trust: trust}
+	var merkle *federation.MerkleAnchors // Merkle-form anchors need the history store for their leaves
 	if o.History != nil {
 		ledger.Archive = o.History
+		merkle = federation.NewMerkleAnchors(o.History)
+		ledger.Merkle = merkle
 	}
 	operators := &FederationOperatorReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("federationoperator-controller"),
 		Logs: logs, APIReader: mgr.GetAPIReader(), clock: now}
@@ -80,12 +83,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("federationoperator controller: %w", err)
 	}
 	submissions := &SubmissionReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("submission-controller"),
-		Trust: trust, Hooks: o.Hooks, clock: now}
+		Trust: trust, Merkle: merkle, Hooks: o.Hooks, clock: now}
 	if err := submissions.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("submission controller: %w", err)
 	}
 	federations := &FederationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Ledger: ledger,
+		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Ledger: ledger, Merkle: merkle,
 		MaxParticipants: o.MaxParticipantsPerAnchor, Hooks: o.Hooks, clock: now}
 	if err := federations.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federation controller: %w", err)

@@ -47,6 +47,8 @@ type SubmissionReconciler struct {
 	Recorder events.EventRecorder
 	// Trust verifies CrossAnchors before they are marked from.
 	Trust *federation.Trust
+	// Merkle reads the checked trees of Merkle-form anchors; nil without a history store.
+	Merkle *federation.MerkleAnchors
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock

@@ -27,6 +27,7 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/internal/history"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -35,15 +36,16 @@ import (
 var testRetrySchedule = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
 
 var (
-	suiteLogs  *Logs         // the controllers' transparency logs, which specs stop and restart
-	suiteClock testClock     // the controllers' clock, which specs move forward
-	mgrClient  client.Client // the manager's cached client, with the controllers' indexes
-	ctx        context.Context
-	cancel     context.CancelFunc
-	testEnv    *envtest.Environment
-	cfg        *rest.Config  // the manager's: admission.ManagerUsername, in system:masters
-	adminCfg   *rest.Config  // a cluster administrator's, whom the admission policy refuses as any user
-	k8sClient  client.Client // acts as the manager, as the federation's own HTTP API does
+	suiteLogs    *Logs          // the controllers' transparency logs, which specs stop and restart
+	suiteHistory *history.Store // the manager's history store
+	suiteClock   testClock      // the controllers' clock, which specs move forward
+	mgrClient    client.Client  // the manager's cached client, with the controllers' indexes
+	ctx          context.Context
+	cancel       context.CancelFunc
+	testEnv      *envtest.Environment
+	cfg          *rest.Config  // the manager's: admission.ManagerUsername, in system:masters
+	adminCfg     *rest.Config  // a cluster administrator's, whom the admission policy refuses as any user
+	k8sClient    client.Client // acts as the manager, as the federation's own HTTP API does
 )
 
 func TestControllers(t *testing.T) {
@@ -93,8 +95,16 @@ var _ = BeforeSuite(func() {
 		Rekor: tlog.RekorOptions{Attempts: 1}}
 	DeferCleanup(func() { _ = os.RemoveAll(suiteLogs.Dir) })
 	Expect(federation.RegisterIndexes(ctx, mgr.GetFieldIndexer())).To(Succeed())
+	// A history store, as a default install has: runs over a Federation's
+	// seedFormMaxParticipants make Merkle-form anchors, whose leaves it keeps. Its
+	// archiver's first pass finds nothing old, and no second runs while specs move the
+	// clock (the history specs run their own).
+	Expect(os.MkdirAll(suiteLogs.Dir, 0o700)).To(Succeed())
+	suiteHistory, err = history.Open(ctx, history.Options{Driver: history.SQLite, DSN: filepath.Join(suiteLogs.Dir, "history.db")})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(suiteHistory.Close)
 	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now,
-		Hooks: Hooks{AnchorCreated: onAnchorCreated}})).To(Succeed())
+		Hooks: Hooks{AnchorCreated: onAnchorCreated}, History: suiteHistory, HistoryInterval: 24 * time.Hour})).To(Succeed())
 	mgrClient = mgr.GetClient()
 	go func() {
 		defer GinkgoRecover()

@@ -89,7 +89,7 @@ func (s *Server) anchorAnswer(ctx context.Context, namespace, id string, logDead
 		part := newAnchorNowResponse(ca, id, int(req.SubmissionsAnchored), partVerified)
 		if len(ids) > 1 {
 			ans.Anchors = append(ans.Anchors, anchorNowPart{AnchorID: part.AnchorID, CrossAnchorHash: part.CrossAnchorHash,
-				ParticipantCount: len(ca.Spec.Participants), TLogLogIndex: part.TLogLogIndex})
+				ParticipantCount: federation.ParticipantCount(ca), TLogLogIndex: part.TLogLogIndex})
 		}
 		if i == len(ids)-1 {
 			part.Anchors = ans.Anchors

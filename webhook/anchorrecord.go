@@ -27,10 +27,12 @@ type anchorRecord struct {
 	FederationSignature    string              `json:"federation_signature" doc:"Base64 Ed25519 signature over the receipt payload as signed when the anchor was made (log members null)."`
 	FederationPublicKeyPEM string              `json:"federation_public_key_pem" doc:"The key that signed the anchor (its own snapshot, not the current key)."`
 	// Cairn's members.
-	TLogLogIndex *int64  `json:"tlog_log_index" doc:"The transparency log's index of the anchor's entry; null until it is logged and its proof verifies under the log's key."`
-	TLogURL      *string `json:"tlog_url" doc:"Where the log serves the entry; null before logging."`
-	Participants int     `json:"participants" doc:"How many operators the anchor binds."`
-	Phase        string  `json:"phase" doc:"PendingTLog until the log records the anchor and its proof verifies, then Anchored."`
+	TLogLogIndex *int64            `json:"tlog_log_index" doc:"The transparency log's index of the anchor's entry; null until it is logged and its proof verifies under the log's key."`
+	TLogURL      *string           `json:"tlog_url" doc:"Where the log serves the entry; null before logging."`
+	Participants int               `json:"participants" doc:"How many operators the anchor binds."`
+	AnchorForm   string            `json:"anchor_form,omitempty" doc:"merkle-v1 for an anchor of the Merkle form (docs/PROTOCOL.md §7), whose participating_operators are not shown: each participant's receipt proves its own leaf. Absent for the seed form."`
+	Tree         *anchorTreeRecord `json:"tree,omitempty" doc:"A Merkle-form anchor's tree: its size and root."`
+	Phase        string            `json:"phase" doc:"PendingTLog until the log records the anchor and its proof verifies, then Anchored."`
 }
 
 // anchorParticipant is one operator an anchor binds.
@@ -121,6 +123,12 @@ func (s *Server) trustedAnchor(ctx context.Context, fed *fv1.Federation, id stri
 	return ca, nil
 }
 
+// anchorTreeRecord is a Merkle-form anchor's tree.
+type anchorTreeRecord struct {
+	Size     int64  `json:"size" doc:"The number of leaves: one a participant."`
+	RootHash string `json:"root_hash" doc:"The tree's RFC 6962 root, in hex; cross_anchor_hash binds it with the size and anchored_at."`
+}
+
 // newAnchorRecord is ca's record; ca must be trusted. Its log members are shown only when
 // logVerified.
 func newAnchorRecord(ca *fv1.CrossAnchor, logVerified bool) anchorRecord {
@@ -131,6 +139,10 @@ func newAnchorRecord(ca *fv1.CrossAnchor, logVerified bool) anchorRecord {
 	for i, p := range ca.Spec.Participants {
 		rec.ParticipatingOperators[i] = anchorParticipant{OperatorID: string(p.OperatorID),
 			ChainSignature: string(p.ChainSignature), LastSeq: p.LastSeq}
+	}
+	if federation.IsMerkle(ca) {
+		rec.Participants, rec.AnchorForm = federation.ParticipantCount(ca), string(ca.Spec.AnchorForm)
+		rec.Tree = &anchorTreeRecord{Size: ca.Spec.Tree.Size, RootHash: string(ca.Spec.Tree.RootHash)}
 	}
 	if logVerified && ca.Status.LogEntry != nil {
 		index, url := ca.Status.LogEntry.LogIndex, ca.Status.LogEntry.URL

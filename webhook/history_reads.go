@@ -113,8 +113,8 @@ func (s *Server) withStoredAnchors(ctx context.Context, fed *fv1.Federation, liv
 		)
 		if operator == "" {
 			stored, err = s.history.Anchors(ctx, fed, before, limit)
-		} else {
-			stored, err = s.history.AnchorsBinding(ctx, fed, operator, before, limit)
+		} else if stored, err = s.history.AnchorsBinding(ctx, fed, operator, before, limit); err == nil {
+			stored, err = s.withLeafOf(ctx, fed, stored, operator)
 		}
 		if err != nil {
 			return nil, err

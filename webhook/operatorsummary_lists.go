@@ -139,9 +139,12 @@ func (s *Server) operatorAnchors(ctx context.Context, fed *fv1.Federation, opera
 		if len(items) == limit {
 			return items, next, false, nil
 		}
-		p, _ := federation.ParticipantOf(ca, operator)
+		p, _, err := s.merkle.ParticipantIn(ctx, fed, ca, operator)
+		if err != nil {
+			return nil, nil, false, err
+		}
 		a := operatorAnchor{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt,
-			CrossAnchorHash: string(ca.Spec.CrossAnchorHash), ChainSignature: string(p.ChainSignature), Participants: len(ca.Spec.Participants)}
+			CrossAnchorHash: string(ca.Spec.CrossAnchorHash), ChainSignature: string(p.ChainSignature), Participants: federation.ParticipantCount(ca)}
 		if s.logLegVerified(ctx, fed, ca) {
 			index := ca.Status.LogEntry.LogIndex
 			a.TLogLogIndex = &index
@@ -156,16 +159,42 @@ func (s *Server) operatorAnchors(ctx context.Context, fed *fv1.Federation, opera
 // after after, newest first, from the cache's index (uncopied and unverified) and, limit
 // of them at most, from the history store (withStoredAnchors).
 func (s *Server) anchorsBinding(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, after *pageKey, limit int) ([]*fv1.CrossAnchor, error) {
-	var list fv1.CrossAnchorList
-	if err := s.client.List(ctx, &list, client.InNamespace(fed.Namespace),
-		client.MatchingFields{federation.ParticipantIndex: string(operator)}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	bound := make([]*fv1.CrossAnchor, 0, len(list.Items))
-	for i := range list.Items {
-		if ca := &list.Items[i]; after.older(ca.Spec.AnchoredAt, ca.Name) {
-			bound = append(bound, ca)
+	var bound []*fv1.CrossAnchor
+	for _, key := range []string{string(operator), federation.MerkleIndexKey} {
+		var list fv1.CrossAnchorList
+		if err := s.client.List(ctx, &list, client.InNamespace(fed.Namespace),
+			client.MatchingFields{federation.ParticipantIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			if ca := &list.Items[i]; after.older(ca.Spec.AnchoredAt, ca.Name) {
+				bound = append(bound, ca)
+			}
 		}
 	}
+	bound, err := s.withLeafOf(ctx, fed, bound, operator)
+	if err != nil {
+		return nil, err
+	}
 	return s.withStoredAnchors(ctx, fed, bound, operator, after, limit)
+}
+
+// withLeafOf keeps of anchors the seed-form ones and the Merkle-form ones the federation
+// made whose checked tree holds operator's leaf.
+func (s *Server) withLeafOf(ctx context.Context, fed *fv1.Federation, anchors []*fv1.CrossAnchor, operator fv1.OperatorID) ([]*fv1.CrossAnchor, error) {
+	kept := anchors[:0]
+	for _, ca := range anchors {
+		if federation.IsMerkle(ca) {
+			if s.verdicts.TrustAnchor(fed, ca) != nil {
+				continue
+			}
+			if _, ok, err := s.merkle.ParticipantIn(ctx, fed, ca, operator); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+		}
+		kept = append(kept, ca)
+	}
+	return kept, nil
 }

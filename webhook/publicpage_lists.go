@@ -142,7 +142,7 @@ func (s *Server) anchorsPage(ctx context.Context, fed *fv1.Federation, after *pa
 			res.next = &pageKey{At: last.Spec.AnchoredAt, Name: last.Name}
 			break
 		}
-		row := anchorRow{ID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, Participants: len(ca.Spec.Participants)}
+		row := anchorRow{ID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, Participants: federation.ParticipantCount(ca)}
 		if ca.Status.Phase == fv1.PhaseAnchored && logKey != nil {
 			if s.verdicts.VerifyLogLeg(ca, logKey) {
 				row.Log = link(ca.Status.LogEntry)

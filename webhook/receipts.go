@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -98,7 +99,7 @@ func (s *Server) receiptsPage(ctx context.Context, fed *fv1.Federation, id, sinc
 		if federation.HasLogLeg(ca) && logKeys == nil {
 			logKeys = s.receiptLogKeys(ctx, fed)
 		}
-		raw, err := s.receipt(ctx, fed, ca, keys, logKeys)
+		raw, err := s.receipt(ctx, fed, ca, fv1.OperatorID(id), keys, logKeys)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +120,10 @@ const receiptRetry = time.Minute
 // none: 503 receipt_log_unverifiable with Retry-After, never the pending receipt (the
 // operator keeps the logged copy it has). Without a log leg in status the receipt is the
 // pending one, which is all the federation ever served of ca.
-func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor,
+//
+// A Merkle-form anchor's receipt is operator's: its leaf and inclusion proof, from the
+// anchor's tree checked against the root it states (federation.MerkleAnchors).
+func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, operator fv1.OperatorID,
 	keys map[fv1.PublicKeyPEM]ed25519.PrivateKey, logKeys []crypto.PublicKey,
 ) (json.RawMessage, error) {
 	key, ok := federation.ReceiptSigner(fed, ca, keys)
@@ -146,7 +150,20 @@ func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.Cross
 				extra: map[string]any{"anchor_id": ca.Name}}
 		}
 	}
-	raw, err := federation.Receipt(fed, ca, key, logKey)
+	var leaf *federation.ReceiptLeaf
+	if federation.IsMerkle(ca) {
+		tree, err := s.merkle.Tree(ctx, fed, ca)
+		if err != nil {
+			return nil, err
+		}
+		var ok bool
+		if leaf, ok, err = federation.LeafOf(tree, operator); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, fmt.Errorf("anchor %s binds no leaf of %s", ca.Name, operator)
+		}
+	}
+	raw, err := federation.Receipt(fed, ca, key, logKey, leaf)
 	if err != nil {
 		return nil, err
 	}

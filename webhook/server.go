@@ -145,6 +145,7 @@ type Server struct {
 	client     client.Client
 	apiReader  client.Reader
 	history    *history.Store // nil: every record is an object
+	merkle     *federation.MerkleAnchors // the checked trees of Merkle-form anchors; nil without history
 	federation types.NamespacedName
 	now        func() time.Time
 	started    time.Time
@@ -199,6 +200,9 @@ func New(o Options) (*Server, error) {
 		maxBody: o.MaxBodyBytes, regTimeout: o.RegisterTimeout, logDir: o.LogDir, version: o.Version, log: o.Logger, pageRows: pageSize}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if o.History != nil {
+		s.merkle = federation.NewMerkleAnchors(o.History)
 	}
 	if o.SidecarDir != "" {
 		s.sidecars = sidecar.NewStore(o.SidecarDir)

@@ -97,5 +97,5 @@ func (s *Server) lastAnchor(ctx context.Context, fed *fv1.Federation) (*lastAnch
 		s.log.WarnContext(ctx, "Left an untrusted last anchor out of the status", "anchorID", ca.Name, "error", err)
 		return nil, nil
 	}
-	return &lastAnchor{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, Participants: len(ca.Spec.Participants)}, nil
+	return &lastAnchor{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, Participants: federation.ParticipantCount(&ca)}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/anchortree"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 	"github.com/cairn-dev/cairn/pkg/protocol"
@@ -55,8 +56,12 @@ func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id str
 	if ca == nil {
 		return nil, anchorNotFound(id)
 	}
-	ev := &anchorEvidence{fed: fed, ca: ca, covered: make([]participantEvidence, len(ca.Spec.Participants)), verdicts: s.verdicts}
-	for i, p := range ca.Spec.Participants {
+	ev := &anchorEvidence{fed: fed, ca: ca, participants: ca.Spec.Participants, verdicts: s.verdicts}
+	if federation.IsMerkle(ca) {
+		ev.participants, ev.treeErr = s.merkleParticipants(ctx, fed, ca)
+	}
+	ev.covered = make([]participantEvidence, len(ev.participants))
+	for i, p := range ev.participants {
 		pe := &ev.covered[i]
 		if pe.operator, err = federation.RegisteredOperator(ctx, s.client, fed.Namespace, string(p.OperatorID), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
@@ -76,6 +81,33 @@ func (s *Server) anchorEvidence(ctx context.Context, fed *fv1.Federation, id str
 	ev.logKey, ev.logKeyErr = s.logKey(ctx, fed)
 	ev.readEntry = s.entryReader(fed, ev.logKey)
 	return ev, nil
+}
+
+// merkleParticipants are the participants of fed's Merkle-form anchor ca that a live
+// check verifies one by one: its leaves, from its checked tree, when they are at most
+// federation.MaxParticipantsPerAnchor (the most a seed-form anchor checks), else none.
+// The error says why the stored leaves do not make ca's tree, or why they could not be
+// read; it states no root.
+func (s *Server) merkleParticipants(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) ([]fv1.Participant, error) {
+	if err := s.verdicts.TrustAnchor(fed, ca); err != nil {
+		return nil, errors.New("the anchor is not the federation's, so its leaves are not read")
+	}
+	tree, err := s.merkle.Tree(ctx, fed, ca)
+	if err != nil {
+		s.log.WarnContext(ctx, "A Merkle-form anchor's tree did not check", "anchorID", ca.Name, "error", err)
+		if errors.Is(err, anchortree.ErrNotTheAnchors) {
+			return nil, errors.New("the stored leaves do not make the tree the anchor states")
+		}
+		return nil, errors.New("the stored leaves could not be read")
+	}
+	if tree.Size() > federation.MaxParticipantsPerAnchor {
+		return nil, nil
+	}
+	ps := make([]fv1.Participant, 0, tree.Size())
+	for _, l := range tree.Leaves() {
+		ps = append(ps, fv1.Participant{OperatorID: fv1.OperatorID(l.OperatorID), ChainSignature: fv1.Hash(l.ChainSignature), LastSeq: l.LastSeq})
+	}
+	return ps, nil
 }
 
 // logKey is the key fed's transparency log signs with (federation.LogPublicKeyPEM): an

@@ -46,7 +46,8 @@ type verifyChecks struct {
 	Bound                       bool     `json:"bound" doc:"Seed name: the verification is bound to a trusted key (equals federation_key_in_history)."`
 	FederationKeyInHistory      bool     `json:"federation_key_in_history" doc:"The anchor's key is in the Federation's key history."`
 	TLogInclusionVerified       bool     `json:"tlog_inclusion_verified" doc:"The log entry, fetched now, is the anchor's hashedrekord and its inclusion proof verifies against a checkpoint read now under the log's key."`
-	ParticipantsVerified        bool     `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted."`
+	ParticipantsVerified        bool     `json:"participants_verified" doc:"Every participant's covered submission re-verifies under the key its operator held when it was accepted. For a Merkle-form anchor of more than 5,000 participants: its stored leaves make its tree (tree_verified); each participant's own receipt proves its leaf."`
+	TreeVerified                *bool    `json:"tree_verified,omitempty" doc:"A Merkle-form anchor's only: its leaves, read from the history store, make the tree whose size and root it states (rebuilt once, then remembered)."`
 }
 
 // anchorEvidence is what a live check reads: the Federation, the anchor, and what each
@@ -54,8 +55,13 @@ type verifyChecks struct {
 type anchorEvidence struct {
 	fed *fv1.Federation
 	ca  *fv1.CrossAnchor
-	// covered is, for each participant of ca in order, what its check reads.
+	// participants are those checked one by one: a seed-form anchor's, a Merkle-form
+	// one's leaves up to federation.MaxParticipantsPerAnchor of them (none beyond).
+	participants []fv1.Participant
+	// covered is, for each of participants in order, what its check reads.
 	covered []participantEvidence
+	// treeErr is why a Merkle-form anchor's stored leaves do not make its tree.
+	treeErr error
 	// verdicts remembers the checks of the anchor's spec and of each submission's header
 	// under each key (nil: nothing is remembered).
 	verdicts *federation.VerdictCache
@@ -81,7 +87,7 @@ var errLogUnreachable = errors.New("log unreachable")
 func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verifyResponse {
 	ca := ev.ca
 	res := verifyResponse{AnchorID: ca.Name, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
-		Participants: len(ca.Spec.Participants), FailedParticipants: []string{}, VerifiedAt: protocol.FormatAnchoredAt(now)}
+		Participants: federation.ParticipantCount(ca), FailedParticipants: []string{}, VerifiedAt: protocol.FormatAnchoredAt(now)}
 	// The hash and the signature are remembered for the anchor's UID and generation; its key
 	// is looked up in the key history now.
 	spec := ev.verdicts.CheckAnchor(ev.fed, ca)
@@ -100,15 +106,23 @@ func verifyAnchor(ctx context.Context, ev *anchorEvidence, now time.Time) verify
 	}
 
 	res.Checks.OperatorSignaturesVerified = []string{}
-	for i, p := range ca.Spec.Participants {
+	for i, p := range ev.participants {
 		if participantVerified(ev, ev.covered[i], p) {
 			res.Checks.OperatorSignaturesVerified = append(res.Checks.OperatorSignaturesVerified, string(p.OperatorID))
 		} else {
 			res.FailedParticipants = append(res.FailedParticipants, string(p.OperatorID))
 		}
 	}
-	res.Checks.ParticipantsVerified = len(res.FailedParticipants) == 0 && len(ca.Spec.Participants) > 0
-	if !res.Checks.ParticipantsVerified {
+	res.Checks.ParticipantsVerified = len(res.FailedParticipants) == 0 && len(ev.participants) > 0
+	if federation.IsMerkle(ca) {
+		treeOK := ev.treeErr == nil
+		res.Checks.TreeVerified = &treeOK
+		if !treeOK {
+			reasons = append(reasons, "tree: "+ev.treeErr.Error())
+		}
+		res.Checks.ParticipantsVerified = treeOK && (res.Checks.ParticipantsVerified || len(ev.participants) == 0)
+	}
+	if !res.Checks.ParticipantsVerified && ev.treeErr == nil {
 		reasons = append(reasons, "participants: the covered submissions of the operators in failed_participants were not found or do not verify under the keys their operators held when they were accepted")
 	}
 	res.Checks.FederationSignatureVerified = res.Checks.SignatureVerified && res.Checks.FederationKeyInHistory

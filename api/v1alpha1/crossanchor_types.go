@@ -38,8 +38,30 @@ type Participant struct {
 	LastSeq int64 `json:"lastSeq"`
 }
 
+// AnchorForm is how an anchor commits to its participants.
+// +kubebuilder:validation:Enum=merkle-v1
+type AnchorForm string
+
+// AnchorFormMerkle is the Merkle form (docs/PROTOCOL.md §7): the participants are the
+// leaves of an RFC 6962 tree, kept in the history store, and the anchor states the
+// tree's size and root.
+const AnchorFormMerkle AnchorForm = "merkle-v1"
+
+// AnchorTree is the tree of a Merkle-form anchor.
+type AnchorTree struct {
+	// size is the number of leaves: one a participant.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Size int64 `json:"size"`
+
+	// rootHash is the tree's RFC 6962 root, in hex.
+	// +required
+	RootHash Hash `json:"rootHash"`
+}
+
 // CrossAnchorSpec is the signed record of one cross-anchor. It never changes once written.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a cross-anchor record is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.anchorForm) ? has(self.tree) && !has(self.participants) : !has(self.tree) && has(self.participants)",message="a seed-form anchor lists its participants; a Merkle-form anchor (anchorForm merkle-v1) states its tree instead"
 type CrossAnchorSpec struct {
 	// anchorID is the anchor's identifier.
 	// +required
@@ -53,16 +75,26 @@ type CrossAnchorSpec struct {
 	AnchoredAt string `json:"anchoredAt"`
 
 	// crossAnchorHash is hex SHA-256 of the participants' chain signatures, in operatorID
-	// order, followed by anchoredAt.
+	// order, followed by anchoredAt; in the Merkle form, of the tree's root, size and
+	// anchoredAt (docs/PROTOCOL.md §7).
 	// +required
 	CrossAnchorHash Hash `json:"crossAnchorHash"`
 
-	// participants are the operators the anchor binds, ordered by operatorID.
-	// +required
+	// anchorForm is merkle-v1 for an anchor of the Merkle form; unset for the seed form.
+	// +optional
+	AnchorForm AnchorForm `json:"anchorForm,omitempty"`
+
+	// participants are the operators a seed-form anchor binds, ordered by operatorID.
+	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10000
-	Participants []Participant `json:"participants"`
+	Participants []Participant `json:"participants,omitempty"`
+
+	// tree is a Merkle-form anchor's tree: its leaves, one a participant, are in the
+	// history store.
+	// +optional
+	Tree *AnchorTree `json:"tree,omitempty"`
 
 	// federationSignature is the federation's Ed25519 signature over the receipt payload.
 	// +required

@@ -97,6 +97,18 @@ type FederationSpec struct {
 	// +kubebuilder:validation:Maximum=10000
 	MinParticipants int32 `json:"minParticipants,omitempty"`
 
+	// seedFormMaxParticipants is how many operators an anchor run binds at most in the seed
+	// form, whose receipts list every participant; a run that binds more makes one anchor
+	// of the Merkle form (docs/PROTOCOL.md §7), whose receipts carry the holder's leaf and
+	// its inclusion proof, and whose leaves the history store keeps. 0 makes every anchor
+	// of the Merkle form. Without a history store every anchor is of the seed form, and a
+	// run of more operators makes several. Unset means 5000, the most one seed-form anchor
+	// binds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5000
+	SeedFormMaxParticipants *int32 `json:"seedFormMaxParticipants,omitempty"`
+
 	// maxPendingPerOperator bounds how many accepted submissions of one operator may wait
 	// for a cross-anchor; a submission beyond it is refused (PendingLimitExceeded) and can
 	// be sent again once an anchor has covered the others.

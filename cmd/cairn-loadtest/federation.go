@@ -18,6 +18,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/devenv"
+	fedpkg "github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/manager"
 	"github.com/cairn-dev/cairn/pkg/client"
 )
@@ -190,7 +191,7 @@ func (f *federation) anchorIfDue(ctx context.Context, now time.Time, tick int) (
 	}); err != nil {
 		return nil, fmt.Errorf("anchor %s was not logged: %w", run.id, err)
 	}
-	run.logged, run.participants = time.Since(began), len(ca.Spec.Participants)
+	run.logged, run.participants = time.Since(began), fedpkg.ParticipantCount(&ca)
 	return run, nil
 }
 

@@ -79,6 +79,9 @@ func RegisterIndexes(ctx context.Context, idx client.FieldIndexer) error {
 			return keys
 		}},
 		{&fv1.CrossAnchor{}, ParticipantIndex, func(o client.Object) []string {
+			if IsMerkle(o.(*fv1.CrossAnchor)) {
+				return []string{MerkleIndexKey} // its participants are leaves in the history store
+			}
 			ps := o.(*fv1.CrossAnchor).Spec.Participants
 			ids := make([]string, len(ps))
 			for i, p := range ps {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // Ledger is what each Federation's trusted CrossAnchors have bound: for every operator,
@@ -27,6 +28,8 @@ type Ledger struct {
 	// Archive, when set, holds the anchors that left etcd: each Federation's are folded
 	// in once, on its first Sync.
 	Archive ArchivedAnchors
+	// Merkle reads the leaves of Merkle-form anchors; Sync fails on one when it is nil.
+	Merkle *MerkleAnchors
 
 	mu   sync.Mutex
 	feds map[fedKey]*fedLedger
@@ -78,7 +81,9 @@ func (l *Ledger) Sync(ctx context.Context, from client.Reader, fed *fv1.Federati
 			return err
 		}
 		if l.Trust.Verify(fed, &ca) == nil {
-			l.Fold(fed, &ca)
+			if err := l.foldAny(ctx, fed, &ca); err != nil {
+				return err
+			}
 		}
 	}
 	return l.syncArchive(ctx, fed)
@@ -97,8 +102,7 @@ func (l *Ledger) syncArchive(ctx context.Context, fed *fv1.Federation) error {
 		return nil
 	}
 	if err := l.Archive.EachAnchor(ctx, fed, func(ca *fv1.CrossAnchor) error {
-		l.Fold(fed, ca)
-		return nil
+		return l.foldAny(ctx, fed, ca)
 	}); err != nil {
 		return err
 	}
@@ -108,8 +112,45 @@ func (l *Ledger) syncArchive(ctx context.Context, fed *fv1.Federation) error {
 	return nil
 }
 
-// Fold adds ca, which the caller verified or made, to fed's ledger.
+// foldAny folds in ca, which the caller verified, of either form: a Merkle-form
+// anchor's leaves from its checked tree.
+func (l *Ledger) foldAny(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor) error {
+	if !IsMerkle(ca) {
+		l.Fold(fed, ca)
+		return nil
+	}
+	if l.has(fed, ca.UID) {
+		return nil
+	}
+	tree, err := l.Merkle.Tree(ctx, fed, ca)
+	if err != nil {
+		return err
+	}
+	l.FoldLeaves(fed, ca, tree.Leaves())
+	return nil
+}
+
+// Fold adds ca, a seed-form anchor the caller verified or made, to fed's ledger.
 func (l *Ledger) Fold(fed *fv1.Federation, ca *fv1.CrossAnchor) {
+	l.fold(fed, ca, func(yield func(fv1.OperatorID, int64)) {
+		for _, p := range ca.Spec.Participants {
+			yield(p.OperatorID, p.LastSeq)
+		}
+	})
+}
+
+// FoldLeaves adds ca, a Merkle-form anchor the caller verified or made, whose leaves
+// are leaves (from its checked tree, or those it was made of), to fed's ledger.
+func (l *Ledger) FoldLeaves(fed *fv1.Federation, ca *fv1.CrossAnchor, leaves []protocol.MerkleLeaf) {
+	l.fold(fed, ca, func(yield func(fv1.OperatorID, int64)) {
+		for _, leaf := range leaves {
+			yield(fv1.OperatorID(leaf.OperatorID), leaf.LastSeq)
+		}
+	})
+}
+
+// fold raises the watermarks of the operators each ca's bindings yields, once per anchor.
+func (l *Ledger) fold(fed *fv1.Federation, ca *fv1.CrossAnchor, bindings func(yield func(fv1.OperatorID, int64))) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fl := l.ledgerOf(fed)
@@ -117,9 +158,9 @@ func (l *Ledger) Fold(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 		return
 	}
 	fl.folded[ca.UID] = struct{}{}
-	for _, p := range ca.Spec.Participants {
-		fl.through[p.OperatorID] = max(fl.through[p.OperatorID], p.LastSeq)
-	}
+	bindings(func(operator fv1.OperatorID, lastSeq int64) {
+		fl.through[operator] = max(fl.through[operator], lastSeq)
+	})
 }
 
 // Through returns operator's anchored watermark in fed: the highest lastSeq a trusted

@@ -4,11 +4,13 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/anchortree"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -25,7 +27,10 @@ import (
 // recompute and the signature verify under a key of fed's key history), and a key that
 // is not fed's: key must be the one that signed the anchor, or a later one of fed's key
 // history (a federation key rotation re-signs recent receipts).
-func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) ([]byte, error) {
+//
+// A Merkle-form anchor's receipt is its holder's: leaf, from the anchor's checked tree
+// (MerkleAnchors.Tree), is the holder's leaf and its inclusion proof.
+func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey, leaf *ReceiptLeaf) ([]byte, error) {
 	var trust *Trust // no memory: each call verifies
 	if err := trust.Verify(fed, ca); err != nil {
 		return nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
@@ -40,15 +45,49 @@ func Receipt(fed *fv1.Federation, ca *fv1.CrossAnchor, key ed25519.PrivateKey, l
 	if signer := KeyIndex(fed, fv1.PublicKeyPEM(pemText)); signer < 0 || signer < KeyIndex(fed, ca.Spec.FederationPublicKeyPEM) {
 		return nil, fmt.Errorf("receipt of %s: the key given neither signed the anchor nor followed the key that did in Federation %s's key history", ca.Name, fed.Name)
 	}
-	_, out, err := SignReceipt(ca, key, logKey)
+	if IsMerkle(ca) && leaf == nil {
+		return nil, fmt.Errorf("receipt of %s: a Merkle-form receipt is a participant's, and none was given", ca.Name)
+	}
+	_, out, err := SignReceipt(ca, key, logKey, leaf)
 	return out, err
 }
 
-// SignReceipt builds ca's receipt and signs it with key.
-func SignReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey) (*protocol.Receipt, []byte, error) {
+// ReceiptLeaf is the holder's part of a Merkle-form receipt.
+type ReceiptLeaf struct {
+	Leaf  protocol.MerkleLeaf
+	Proof *protocol.LeafInclusionProof
+}
+
+// LeafOf is operator's ReceiptLeaf in tree, the checked tree of a Merkle-form anchor, and
+// whether the anchor binds operator.
+func LeafOf(tree *anchortree.Anchor, operator fv1.OperatorID) (*ReceiptLeaf, bool, error) {
+	i, l, ok := tree.Find(string(operator))
+	if !ok {
+		return nil, false, nil
+	}
+	proof, err := tree.InclusionProof(i)
+	if err != nil {
+		return nil, false, err
+	}
+	return &ReceiptLeaf{Leaf: l, Proof: proof}, true, nil
+}
+
+// SignReceipt builds ca's receipt and signs it with key: of the seed form, or of the
+// Merkle form with leaf (nil signs the payload every participant's receipt of ca shares,
+// and returns no bytes: the leaf and proof are not part of it).
+func SignReceipt(ca *fv1.CrossAnchor, key ed25519.PrivateKey, logKey crypto.PublicKey, leaf *ReceiptLeaf) (*protocol.Receipt, []byte, error) {
 	r, err := verifiedReceipt(ca, logKey)
 	if err != nil {
 		return nil, nil, err
+	}
+	if IsMerkle(ca) && leaf == nil {
+		if err := signAnchorPayload(&r, key); err != nil {
+			return nil, nil, fmt.Errorf("receipt of %s: %w", ca.Name, err)
+		}
+		return &r, nil, nil
+	}
+	if leaf != nil {
+		r.Leaf, r.InclusionProof = &leaf.Leaf, leaf.Proof
 	}
 	out, err := protocol.SignReceipt(&r, key)
 	if err != nil {
@@ -94,6 +133,27 @@ func verifiedReceipt(ca *fv1.CrossAnchor, logKey crypto.PublicKey) (protocol.Rec
 		return r, fmt.Errorf("receipt of %s: the log entry in its status does not verify: %w", ca.Name, err)
 	}
 	return r, nil
+}
+
+// signAnchorPayload sets r's key and signature to key's over r's payload, which in the
+// Merkle form leaves out the holder's leaf and proof (docs/PROTOCOL.md §7). The caller has
+// verified r's anchor (Trust.Verify) and its log leg (verifiedReceipt).
+func signAnchorPayload(r *protocol.Receipt, key ed25519.PrivateKey) error {
+	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		return err
+	}
+	r.FederationPublicKeyPEM, r.FederationSignature = string(pemText), ""
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	payload, err := protocol.ReceiptPayload(raw)
+	if err != nil {
+		return err
+	}
+	r.FederationSignature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, payload))
+	return nil
 }
 
 // LogKeyPEM is a log's public key as a receipt names it: PKIX PEM, as Rekor serves it.

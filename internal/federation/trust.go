@@ -135,6 +135,9 @@ func anchorHashError(ca *fv1.CrossAnchor) error {
 	if string(ca.Spec.AnchorID) != ca.Name {
 		return fmt.Errorf("%w: CrossAnchor %s names anchor %s", ErrUntrusted, ca.Name, ca.Spec.AnchorID)
 	}
+	if ca.Spec.AnchorForm != "" || ca.Spec.Tree != nil {
+		return merkleHashError(ca)
+	}
 	for _, p := range ca.Spec.Participants {
 		if p.LastSeq < 1 {
 			return fmt.Errorf("%w: CrossAnchor %s gives operator %s no lastSeq", ErrUntrusted, ca.Name, p.OperatorID)
@@ -185,12 +188,17 @@ func anchorSignatureError(ca *fv1.CrossAnchor) error {
 }
 
 // AnchorReceipt is the receipt ca's federationSignature signs: the anchor's record
-// before any log entry, in the current format (all log members null). Anchors signed
+// before any log entry, in the current format (all log members null). A Merkle-form
+// anchor's has no leaf and proof: they are not part of the signed payload. Anchors signed
 // before that format signed its legacy form (Legacy set), which verifyAnchorSpec also
 // accepts.
 func AnchorReceipt(ca *fv1.CrossAnchor) protocol.Receipt {
 	r := protocol.Receipt{AnchorID: string(ca.Spec.AnchorID), AnchoredAt: ca.Spec.AnchoredAt, CrossAnchorHash: string(ca.Spec.CrossAnchorHash),
 		FederationPublicKeyPEM: string(ca.Spec.FederationPublicKeyPEM), FederationSignature: string(ca.Spec.FederationSignature)}
+	if IsMerkle(ca) {
+		r.AnchorForm = protocol.MerkleForm // each participant's receipt adds its leaf and proof, which the signature leaves out
+		return r
+	}
 	r.ParticipatingOperators = make([]protocol.Participant, len(ca.Spec.Participants))
 	for i, p := range ca.Spec.Participants {
 		r.ParticipatingOperators[i] = protocol.Participant{OperatorID: string(p.OperatorID), ChainSignature: string(p.ChainSignature)}

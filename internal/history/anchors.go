@@ -80,13 +80,16 @@ func (s *Store) Anchors(ctx context.Context, fed *fv1.Federation, before string,
 	return s.collectAnchors(fed, rows, "")
 }
 
-// AnchorsBinding is Anchors restricted to those that bind operator.
+// AnchorsBinding is Anchors restricted to those that bind operator: seed-form anchors
+// that list it, and Merkle-form ones with a stored leaf of it, which the caller must find
+// in the anchor's checked tree (a leaf row is not evidence).
 func (s *Store) AnchorsBinding(ctx context.Context, fed *fv1.Federation, operator fv1.OperatorID, before string, limit int) ([]*fv1.CrossAnchor, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_participants p
-		JOIN cairn_history_anchors a ON a.federation = p.federation AND a.anchor_id = p.anchor_id
-		WHERE p.federation = ? AND p.operator_id = ? AND (? = '' OR p.anchor_id < ?)
-		ORDER BY p.anchor_id DESC LIMIT ?`),
-		fedKey(fed), string(operator), before, before, limit)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+anchorColumns+` FROM cairn_history_anchors a
+		WHERE a.federation = ? AND (? = '' OR a.anchor_id < ?) AND a.anchor_id IN (
+			SELECT anchor_id FROM cairn_history_participants WHERE federation = ? AND operator_id = ?
+			UNION SELECT anchor_id FROM cairn_history_leaves WHERE federation = ? AND operator_id = ?)
+		ORDER BY a.anchor_id DESC LIMIT ?`),
+		fedKey(fed), before, before, fedKey(fed), string(operator), fedKey(fed), string(operator), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list the anchors of %s: %w", operator, err)
 	}
@@ -123,7 +126,7 @@ func (s *Store) collectAnchors(fed *fv1.Federation, rows *sql.Rows, operator fv1
 	var out []*fv1.CrossAnchor
 	for rows.Next() {
 		ca, err := s.scanAnchor(fed, rows)
-		if err == nil && operator != "" && !binds(ca, operator) {
+		if err == nil && operator != "" && !federation.IsMerkle(ca) && !binds(ca, operator) {
 			err = fmt.Errorf("%w: indexed as binding %s, which it does not", ErrTampered, operator)
 			s.reportTampered(kindAnchor, ca.Name, err)
 		}

@@ -173,6 +173,8 @@ var schema = []string{
 		chain_signature TEXT NOT NULL,
 		last_seq BIGINT NOT NULL,
 		PRIMARY KEY (federation, anchor_id, root_hash, leaf_index))`,
+	`CREATE INDEX IF NOT EXISTS cairn_history_leaves_by_operator
+		ON cairn_history_leaves (federation, operator_id, anchor_id)`,
 }
 
 // migrate creates the tables, in one transaction so that two replicas starting together

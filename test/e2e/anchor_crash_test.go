@@ -202,7 +202,7 @@ func verifyAnchor(t *testing.T, c client.Client, ns string, ca *fv1.CrossAnchor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := federation.Receipt(&fed, ca, key, logPub)
+	raw, err := federation.Receipt(&fed, ca, key, logPub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

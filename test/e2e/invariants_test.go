@@ -258,7 +258,7 @@ func verifyReceipt(ctx context.Context, t *testing.T, c client.Client, fed *fv1.
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := federation.Receipt(fed, ca, key, logKey)
+	raw, err := federation.Receipt(fed, ca, key, logKey, nil)
 	if err != nil {
 		t.Errorf("invariant broken: the receipt of %s: %v", ca.Name, err)
 		return

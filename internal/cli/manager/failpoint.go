@@ -52,7 +52,7 @@ func failpointHooks(step, pauseFile string, exitProcess func(code int)) (control
 	case failAfterHalfMarked:
 		var marked atomic.Int64
 		return controllers.Hooks{SubmissionMarked: func(ca *fv1.CrossAnchor) {
-			if marked.Add(1) >= int64(max(len(ca.Spec.Participants)/2, 1)) {
+			if marked.Add(1) >= int64(max(federation.ParticipantCount(ca)/2, 1)) {
 				exit(ca)
 			}
 		}}, nil
