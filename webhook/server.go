@@ -144,7 +144,7 @@ type Options struct {
 type Server struct {
 	client     client.Client
 	apiReader  client.Reader
-	history    *history.Store // nil: every record is an object
+	history    *history.Store            // nil: every record is an object
 	merkle     *federation.MerkleAnchors // the checked trees of Merkle-form anchors; nil without history
 	federation types.NamespacedName
 	now        func() time.Time
