@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-dev/cairn/config/admission"
 	"github.com/cairn-dev/cairn/controllers"
 	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/internal/history"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -45,6 +46,8 @@ var (
 	k8sClient client.Client // uncached, acting as the manager
 	fedKey    types.NamespacedName
 	logDir    string // the controllers' embedded logs
+	// suiteHistory is the controllers' history store, where Merkle-form anchors' leaves are.
+	suiteHistory *history.Store
 )
 
 func TestWebhook(t *testing.T) {
@@ -84,7 +87,12 @@ var _ = BeforeSuite(func() {
 	logDir = filepath.Join(os.TempDir(), fmt.Sprintf("cairn-webhook-%d", os.Getpid()))
 	DeferCleanup(func() { _ = os.RemoveAll(logDir) })
 	Expect(federation.RegisterIndexes(ctx, mgr.GetFieldIndexer())).To(Succeed())
-	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir})).To(Succeed())
+	Expect(os.MkdirAll(logDir, 0o700)).To(Succeed())
+	suiteHistory, err = history.Open(ctx, history.Options{Driver: history.SQLite, DSN: filepath.Join(logDir, "history.db")})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(suiteHistory.Close)
+	// Its archiver's first pass finds nothing old, and no second runs in the suite.
+	Expect(controllers.Setup(ctx, mgr, controllers.Options{LogDir: logDir, History: suiteHistory, HistoryInterval: 24 * time.Hour})).To(Succeed())
 	replica, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: newScheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(federation.RegisterIndexes(ctx, replica.GetFieldIndexer())).To(Succeed())
