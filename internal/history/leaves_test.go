@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/internal/anchortree"
+	"github.com/cairn-dev/cairn/internal/benchheap"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -92,7 +90,8 @@ func BenchmarkMillionLeafAnchor(b *testing.B) {
 	)
 	b.Run("run", func(b *testing.B) {
 		ls := merkleLeaves(n, "bench")
-		peak := sampleHeap(b)
+		peak := benchheap.Sample(b)
+		b.ResetTimer()
 		for i := range b.N {
 			tree, err := anchortree.Build(ls)
 			if err != nil {
@@ -103,10 +102,12 @@ func BenchmarkMillionLeafAnchor(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		b.StopTimer()
 		peak()
 	})
 	b.Run("reread", func(b *testing.B) {
-		peak := sampleHeap(b)
+		peak := benchheap.Sample(b)
+		b.ResetTimer()
 		for range b.N {
 			got, err := s.Leaves(ctx, w.fed, id, root)
 			if err != nil {
@@ -116,36 +117,7 @@ func BenchmarkMillionLeafAnchor(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		b.StopTimer()
 		peak()
 	})
-}
-
-// sampleHeap collects garbage, resets b's timer and records the largest heap every
-// 10 ms; the function it returns stops the timer and reports that peak.
-func sampleHeap(b *testing.B) (report func()) {
-	runtime.GC()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		var m runtime.MemStats
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&m)
-			peak.Store(max(peak.Load(), m.HeapAlloc))
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	b.ResetTimer()
-	return func() {
-		b.StopTimer()
-		close(done)
-		<-stopped
-		b.ReportMetric(float64(peak.Load())/(1<<20), "MiB-peak-heap")
-	}
 }
