@@ -190,7 +190,23 @@ var _ = Describe("API validation", func() {
 		Entry("CrossAnchor: anchoredAt without nine fractional digits", invalidCase{xa, changing(func(a *fv1.CrossAnchor) { a.Spec.AnchoredAt = "2026-11-21T18:00:00Z" }), "create"},
 			"spec.anchoredAt", "must be RFC 3339 UTC with nine fractional digits"),
 		Entry("CrossAnchor: no participants", invalidCase{xa, changing(func(a *fv1.CrossAnchor) { a.Spec.Participants = nil }), "create"},
-			"spec.participants", "Required value"),
+			"spec", "a seed-form anchor lists its participants"),
+		Entry("CrossAnchor: a tree without anchorForm", invalidCase{xa, changing(func(a *fv1.CrossAnchor) {
+			a.Spec.Tree = &fv1.AnchorTree{Size: 1, RootHash: fv1.Hash(strings.Repeat("ab", 32))}
+		}), "create"}, "spec", "a Merkle-form anchor (anchorForm merkle-v1) states its tree instead"),
+		Entry("CrossAnchor: the Merkle form listing participants", invalidCase{xa, changing(func(a *fv1.CrossAnchor) {
+			a.Spec.AnchorForm, a.Spec.Tree = fv1.AnchorFormMerkle, &fv1.AnchorTree{Size: 1, RootHash: fv1.Hash(strings.Repeat("ab", 32))}
+		}), "create"}, "spec", "a seed-form anchor lists its participants"),
+		Entry("CrossAnchor: a tree of no leaves", invalidCase{xa, changing(func(a *fv1.CrossAnchor) {
+			a.Spec.AnchorForm, a.Spec.Participants = fv1.AnchorFormMerkle, nil
+			a.Spec.Tree = &fv1.AnchorTree{Size: 0, RootHash: fv1.Hash(strings.Repeat("ab", 32))}
+		}), "create"}, "spec.tree.size", "should be greater than or equal to 1"),
+		Entry("CrossAnchor: an unknown anchorForm", invalidCase{xa, changing(func(a *fv1.CrossAnchor) { a.Spec.AnchorForm = "merkle-v2" }), "create"},
+			"spec.anchorForm", `Unsupported value: "merkle-v2": supported values: "merkle-v1"`),
+		Entry("Federation: seedFormMaxParticipants above what one seed-form anchor holds", invalidCase{fed, changing(func(f *fv1.Federation) {
+			n := int32(5001)
+			f.Spec.SeedFormMaxParticipants = &n
+		}), "create"}, "spec.seedFormMaxParticipants", "should be less than or equal to 5000"),
 		Entry("CrossAnchor: unknown phase", invalidCase{xa, changing(func(a *fv1.CrossAnchor) { a.Status.Phase = "Done" }), "status"},
 			"status.phase", `Unsupported value: "Done": supported values: "PendingTLog", "Anchored"`),
 	)
