@@ -70,23 +70,7 @@ func benchmarkAnchorRun(b *testing.B, n int) {
 	for range b.N {
 		b.StopTimer()
 		_, ns := benchNamespace(b)
-		fed := &fv1.Federation{}
-		if err := decodeSample("federation_v1alpha1_federation.yaml", fed); err != nil {
-			b.Fatal(err)
-		}
-		fed.Namespace = ns
-		if err := c.Create(ctx, fed); err != nil {
-			b.Fatal(err)
-		}
-		// The key the run signs with is the Federation's, as the key controller records it.
-		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
-		if err != nil {
-			b.Fatal(err)
-		}
-		fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fv1.PublicKeyPEM(pemText), Fingerprint: fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey)))}}
-		if err := c.Status().Update(ctx, fed); err != nil {
-			b.Fatal(err)
-		}
+		fed := benchFederation(b, c, ns, key)
 		base := &fv1.Submission{}
 		if err := decodeSample("federation_v1alpha1_submission.yaml", base); err != nil {
 			b.Fatal(err)
@@ -164,6 +148,34 @@ func benchmarkAnchorRun(b *testing.B, n int) {
 		}
 		b.StartTimer()
 	}
+}
+
+// benchFederation creates the sample Federation in ns and records key in its key
+// history, as the key controller does: the key an anchor run signs with. key nil leaves
+// its status alone.
+func benchFederation(b *testing.B, c client.Client, ns string, key ed25519.PrivateKey) *fv1.Federation {
+	b.Helper()
+	ctx := context.Background()
+	fed := &fv1.Federation{}
+	if err := decodeSample("federation_v1alpha1_federation.yaml", fed); err != nil {
+		b.Fatal(err)
+	}
+	fed.Namespace = ns
+	if err := c.Create(ctx, fed); err != nil {
+		b.Fatal(err)
+	}
+	if key == nil {
+		return fed
+	}
+	pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fv1.PublicKeyPEM(pemText), Fingerprint: fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey)))}}
+	if err := c.Status().Update(ctx, fed); err != nil {
+		b.Fatal(err)
+	}
+	return fed
 }
 
 // startManager runs a manager on the benchmark's API server with the controllers setup

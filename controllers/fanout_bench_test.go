@@ -33,14 +33,7 @@ func BenchmarkFederationFanOut(b *testing.B) {
 	})
 	for range b.N {
 		_, ns := benchNamespace(b)
-		fed := &fv1.Federation{}
-		if err := decodeSample("federation_v1alpha1_federation.yaml", fed); err != nil {
-			b.Fatal(err)
-		}
-		fed.Namespace = ns
-		if err := c.Create(ctx, fed); err != nil {
-			b.Fatal(err)
-		}
+		fed := benchFederation(b, c, ns, nil)
 		ops := registerAll(b, c, ns, n, "fan-out")
 		settled := quiet(b)
 

@@ -16,7 +16,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/benchheap"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/history"
-	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // BenchmarkMerkleAnchorRun1M times the part of an anchor run that binds what it found
@@ -47,22 +46,7 @@ func BenchmarkMerkleAnchorRun1M(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		_, ns := benchNamespace(b)
-		fed := &fv1.Federation{}
-		if err := decodeSample("federation_v1alpha1_federation.yaml", fed); err != nil {
-			b.Fatal(err)
-		}
-		fed.Namespace = ns
-		if err := c.Create(ctx, fed); err != nil {
-			b.Fatal(err)
-		}
-		pemText, err := protocol.MarshalPublicKeyPEM(key.Public().(ed25519.PublicKey))
-		if err != nil {
-			b.Fatal(err)
-		}
-		fed.Status.KeyHistory = []fv1.KeyRecord{{PublicKeyPEM: fv1.PublicKeyPEM(pemText), Fingerprint: fv1.Hash(protocol.Fingerprint(key.Public().(ed25519.PublicKey)))}}
-		if err := c.Status().Update(ctx, fed); err != nil {
-			b.Fatal(err)
-		}
+		fed := benchFederation(b, c, ns, key)
 		trust := &federation.Trust{}
 		r := &FederationReconciler{Client: c, APIReader: c, Trust: trust, Ledger: &federation.Ledger{Trust: trust},
 			Merkle: federation.NewMerkleAnchors(store)}

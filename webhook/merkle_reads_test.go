@@ -44,13 +44,7 @@ var _ = Describe("A Merkle-form anchor through the API", Ordered, func() {
 		for _, alias := range []string{"merkle-alice-1", "merkle-bob-1"} {
 			Eventually(func() fv1.AnchorID { return f.submission(alias).Status.AnchorRef }).Should(Equal(fv1.AnchorID(id)), alias)
 		}
-		fedPub = key.Public().(ed25519.PublicKey)
-		var fed fv1.Federation
-		Expect(k8sClient.Get(ctx, f.key, &fed)).To(Succeed())
-		pemText, err := federation.LogPublicKeyPEM(ctx, k8sClient, &fed)
-		Expect(err).NotTo(HaveOccurred())
-		logPub, err = protocol.ParseLogPublicKeyPEM([]byte(pemText))
-		Expect(err).NotTo(HaveOccurred())
+		fedPub, logPub = key.Public().(ed25519.PublicKey), f.logKey()
 	})
 
 	It("serves each operator the receipt of its own leaf, logged, naming no other participant", func() {

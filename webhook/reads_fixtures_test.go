@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -94,6 +95,18 @@ func (f readFederation) anchor(id string, key ed25519.PrivateKey, operators ...s
 	DeferCleanup(func() { _ = k8sClient.Delete(ctx, ca) })
 	Eventually(func() error { return mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ca), &fv1.CrossAnchor{}) }).Should(Succeed())
 	return ca
+}
+
+// logKey is the key of f's transparency log.
+func (f readFederation) logKey() crypto.PublicKey {
+	GinkgoHelper()
+	var fed fv1.Federation
+	Expect(k8sClient.Get(ctx, f.key, &fed)).To(Succeed())
+	pemText, err := federation.LogPublicKeyPEM(ctx, k8sClient, &fed)
+	Expect(err).NotTo(HaveOccurred())
+	key, err := protocol.ParseLogPublicKeyPEM([]byte(pemText))
+	Expect(err).NotTo(HaveOccurred())
+	return key
 }
 
 // signAnchorSpec computes ca's hash from its participants and anchoredAt and signs it

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
@@ -47,13 +46,7 @@ var _ = Describe("GET /federation/receipts and GET /receipts", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		f.anchorOver("anchor-20261103-004", forger, subA) // not the federation's: no receipt
 
-		fedPub = key.Public().(ed25519.PublicKey)
-		var fed fv1.Federation
-		Expect(k8sClient.Get(ctx, f.key, &fed)).To(Succeed())
-		pemText, err := federation.LogPublicKeyPEM(ctx, k8sClient, &fed)
-		Expect(err).NotTo(HaveOccurred())
-		logPub, err = protocol.ParseLogPublicKeyPEM([]byte(pemText))
-		Expect(err).NotTo(HaveOccurred())
+		fedPub, logPub = key.Public().(ed25519.PublicKey), f.logKey()
 	})
 
 	// anchorIDs returns the anchor IDs of a page's receipts, in order, after checking
