@@ -92,9 +92,9 @@ func TestCacheBuildsOnce(t *testing.T) {
 	}
 	key := Key{Scope: "ns/fed", AnchorID: "anchor-20261202-001", Size: 100, Root: tree.Root()}
 	var loads atomic.Int32
-	load := func(context.Context) ([]protocol.MerkleLeaf, error) {
+	load := func(ctx context.Context) ([]protocol.MerkleLeaf, error) {
 		loads.Add(1)
-		return append([]protocol.MerkleLeaf{}, ls...), nil
+		return append([]protocol.MerkleLeaf{}, ls...), ctx.Err() // a shared build's context never ends (WithoutCancel)
 	}
 	one := (&Anchor{leaves: ls, tree: tree}).bytes()
 	c := NewCache(one + one/2) // room for one such tree

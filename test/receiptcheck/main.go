@@ -63,20 +63,26 @@ func main() {
 // returns the exit code.
 func run(raw []byte, trustedPEM string, w io.Writer) int {
 	checks, err := verify(raw, trustedPEM)
+	var out strings.Builder
 	for _, c := range checks {
-		fmt.Fprintln(w, c)
+		out.WriteString(c + "\n")
 	}
 	var unreadable *malformed
+	code := 0
 	switch {
 	case errors.As(err, &unreadable):
-		fmt.Fprintln(w, "UNREADABLE:", err)
-		return 1
+		out.WriteString("UNREADABLE: " + err.Error() + "\n")
+		code = 1
 	case err != nil:
-		fmt.Fprintln(w, "FAIL:", err)
-		return 3
+		out.WriteString("FAIL: " + err.Error() + "\n")
+		code = 3
+	default:
+		out.WriteString("MATCH\n")
 	}
-	fmt.Fprintln(w, "MATCH")
-	return 0
+	if _, err := io.WriteString(w, out.String()); err != nil {
+		return 1
+	}
+	return code
 }
 
 // malformed is a receipt this script cannot read.
