@@ -10,6 +10,7 @@ import (
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/controllers"
+	"github.com/cairn-dev/cairn/internal/federation"
 )
 
 // The steps failpointEnv can name.
