@@ -147,6 +147,7 @@ func TestCacheBuildsOnce(t *testing.T) {
 func TestCacheGetEndsWithItsContext(t *testing.T) {
 	c := NewCache(1 << 20)
 	c.builds <- struct{}{} // another build holds the only slot
+	t.Cleanup(func() { <-c.builds })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := c.Get(ctx, Key{AnchorID: "a"}, func(context.Context) ([]protocol.MerkleLeaf, error) { return leaves(1), nil })

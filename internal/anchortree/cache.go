@@ -66,13 +66,10 @@ func (c *Cache) Get(ctx context.Context, key Key, load Load) (*Anchor, error) {
 		if v, ok := c.lookup(key); ok {
 			return v, nil
 		}
-		select {
-		case c.builds <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		// The build is shared: a caller that goes away does not end it for the others, who
+		// may wait longer; each caller stops waiting when its own context ends.
+		c.builds <- struct{}{}
 		defer func() { <-c.builds }()
-		// The build is shared: a caller that goes away does not end it for the others.
 		leaves, err := load(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
