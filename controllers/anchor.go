@@ -135,10 +135,10 @@ func (r *FederationReconciler) createAnchors(ctx context.Context, fed *fv1.Feder
 	covered map[fv1.OperatorID]int, request string) ([]*fv1.CrossAnchor, error) {
 	now := r.now().UTC()
 	if r.Merkle != nil && len(bound) > federation.SeedFormMaxParticipants(fed) {
-		ca, leaves, err := r.createMerkleAnchor(ctx, fed, key, now, bound)
+		ca, tree, err := r.createMerkleAnchor(ctx, fed, key, now, bound)
 		if err == nil {
 			ca.Annotations = stampRun(ca.Annotations, request, countCovered(covered), 1, 1)
-			err = r.create(ctx, fed, ca, leaves)
+			err = r.create(ctx, fed, ca, tree)
 		}
 		if err != nil {
 			return nil, err
@@ -191,13 +191,13 @@ func (r *FederationReconciler) createAnchor(ctx context.Context, fed *fv1.Federa
 }
 
 // createMerkleAnchor names and signs the Merkle-form CrossAnchor that binds bound at now
-// (docs/PROTOCOL.md §7), and stores its leaves, which it returns, in the history store
-// first: an anchor never exists without its leaves. The signature is the one every
+// (docs/PROTOCOL.md §7), and stores its leaves in the history store first: an anchor
+// never exists without its leaves. It returns the anchor's tree. The signature is the one every
 // participant's receipt carries (it leaves out the leaf and proof); SignReceipt checks it
 // in full on the first participant's receipt.
 func (r *FederationReconciler) createMerkleAnchor(ctx context.Context, fed *fv1.Federation, key ed25519.PrivateKey, now time.Time,
 	bound []fv1.Participant,
-) (*fv1.CrossAnchor, []protocol.MerkleLeaf, error) {
+) (*fv1.CrossAnchor, *anchortree.Anchor, error) {
 	id, err := r.nextAnchorID(ctx, fed, now)
 	if err != nil {
 		return nil, nil, err
@@ -230,18 +230,20 @@ func (r *FederationReconciler) createMerkleAnchor(ctx context.Context, fed *fv1.
 	if err := r.Merkle.Store.PutLeaves(ctx, fed, id, root, leaves); err != nil {
 		return nil, nil, err
 	}
-	return ca, leaves, nil
+	return ca, anchortree.Of(leaves, tree), nil
 }
 
 // create creates ca, remembers that the federation made it and folds it into the ledger:
-// a Merkle-form anchor with the leaves it was made of.
-func (r *FederationReconciler) create(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, leaves []protocol.MerkleLeaf) error {
+// a Merkle-form anchor with the tree it was made of, which readers then need not read
+// back from the history store.
+func (r *FederationReconciler) create(ctx context.Context, fed *fv1.Federation, ca *fv1.CrossAnchor, tree *anchortree.Anchor) error {
 	if err := r.Create(ctx, ca); err != nil {
 		return fmt.Errorf("create CrossAnchor %s: %w", ca.Name, err)
 	}
 	r.Trust.Remember(ca)
 	if federation.IsMerkle(ca) {
-		r.Ledger.FoldLeaves(fed, ca, leaves)
+		r.Merkle.Remember(fed, ca, tree)
+		r.Ledger.FoldLeaves(fed, ca, tree.Leaves())
 	} else {
 		r.Ledger.Fold(fed, ca)
 	}

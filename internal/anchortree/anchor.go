@@ -46,6 +46,10 @@ func Verify(leaves []protocol.MerkleLeaf, size uint64, root Hash) (*Anchor, erro
 	return &Anchor{leaves: leaves, tree: tree}, nil
 }
 
+// Of is the Anchor of leaves and tree, which must be Build(leaves): the tree an anchor
+// run builds from its own leaves is checked by construction.
+func Of(leaves []protocol.MerkleLeaf, tree *Tree) *Anchor { return &Anchor{leaves: leaves, tree: tree} }
+
 // Size is the number of leaves.
 func (a *Anchor) Size() uint64 { return a.tree.Size() }
 

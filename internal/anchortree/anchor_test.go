@@ -155,3 +155,22 @@ func TestCacheGetEndsWithItsContext(t *testing.T) {
 		t.Errorf("Get with an ended context: %v", err)
 	}
 }
+
+// TestCacheAddIsNotReadBack: a tree an anchor run added is what Get returns, without a
+// load.
+func TestCacheAddIsNotReadBack(t *testing.T) {
+	ls := leaves(10)
+	tree, err := Build(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCache(1 << 20)
+	key := Key{Scope: "ns/fed", AnchorID: "anchor-20261202-001", Size: 10, Root: tree.Root()}
+	c.Add(key, Of(ls, tree))
+	a, err := c.Get(context.Background(), key, func(context.Context) ([]protocol.MerkleLeaf, error) {
+		return nil, errors.New("read back")
+	})
+	if err != nil || a.Size() != 10 {
+		t.Fatalf("Get after Add: %v", err)
+	}
+}

@@ -93,6 +93,13 @@ func (c *Cache) Get(ctx context.Context, key Key, load Load) (*Anchor, error) {
 	}
 }
 
+// Add keeps a as the tree of the anchor key, as Get would after checking it: for the
+// tree an anchor run built from its own leaves, which later readers in the process then
+// need not read back.
+func (c *Cache) Add(key Key, a *Anchor) {
+	c.keep(&cached{key: key, anchor: a, bytes: a.bytes()})
+}
+
 // flightKey is key as a string, for the singleflight group.
 func (c *Cache) flightKey(key Key) string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%x", key.Scope, key.AnchorID, key.Size, key.Root)

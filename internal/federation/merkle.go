@@ -124,18 +124,35 @@ func (m *MerkleAnchors) Tree(ctx context.Context, fed *fv1.Federation, ca *fv1.C
 	if !IsMerkle(ca) || ca.Spec.Tree == nil {
 		return nil, fmt.Errorf("anchor %s is of the seed form", ca.Name)
 	}
-	root, err := treeRoot(ca)
+	key, err := treeKey(fed, ca)
 	if err != nil {
 		return nil, err
 	}
-	key := anchortree.Key{Scope: fed.Namespace + "/" + fed.Name + "/" + string(fed.UID), AnchorID: ca.Name, Size: uint64(ca.Spec.Tree.Size), Root: root}
 	a, err := m.Cache.Get(ctx, key, func(ctx context.Context) ([]protocol.MerkleLeaf, error) {
-		return m.Store.Leaves(ctx, fed, ca.Name, root)
+		return m.Store.Leaves(ctx, fed, ca.Name, key.Root)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the leaves of anchor %s: %w", ca.Name, err)
 	}
 	return a, nil
+}
+
+// Remember keeps tree as the checked tree of fed's Merkle-form anchor ca, which the
+// caller made from tree's own leaves (an anchor run), so that readers in this process do
+// not read them back.
+func (m *MerkleAnchors) Remember(fed *fv1.Federation, ca *fv1.CrossAnchor, tree *anchortree.Anchor) {
+	if key, err := treeKey(fed, ca); m != nil && err == nil {
+		m.Cache.Add(key, tree)
+	}
+}
+
+// treeKey names ca's tree in the cache: fed, ca's name and the size and root it states.
+func treeKey(fed *fv1.Federation, ca *fv1.CrossAnchor) (anchortree.Key, error) {
+	root, err := treeRoot(ca)
+	if err != nil {
+		return anchortree.Key{}, err
+	}
+	return anchortree.Key{Scope: fed.Namespace + "/" + fed.Name + "/" + string(fed.UID), AnchorID: ca.Name, Size: uint64(ca.Spec.Tree.Size), Root: root}, nil
 }
 
 // ParticipantIn returns operator's participant entry in fed's anchor ca, which the
