@@ -105,7 +105,7 @@ func (s *Server) merkleParticipants(ctx context.Context, fed *fv1.Federation, ca
 	}
 	ps := make([]fv1.Participant, 0, tree.Size())
 	for _, l := range tree.Leaves() {
-		ps = append(ps, fv1.Participant{OperatorID: fv1.OperatorID(l.OperatorID), ChainSignature: fv1.Hash(l.ChainSignature), LastSeq: l.LastSeq})
+		ps = append(ps, federation.ParticipantOfLeaf(l))
 	}
 	return ps, nil
 }

@@ -168,11 +168,11 @@ func (m *MerkleAnchors) ParticipantIn(ctx context.Context, fed *fv1.Federation, 
 		return fv1.Participant{}, false, err
 	}
 	_, l, ok := tree.Find(string(operator))
-	return participantOfLeaf(l), ok, nil
+	return ParticipantOfLeaf(l), ok, nil
 }
 
-// participantOfLeaf is l as a Participant.
-func participantOfLeaf(l protocol.MerkleLeaf) fv1.Participant {
+// ParticipantOfLeaf is the Participant a Merkle-form anchor's leaf l binds.
+func ParticipantOfLeaf(l protocol.MerkleLeaf) fv1.Participant {
 	return fv1.Participant{OperatorID: fv1.OperatorID(l.OperatorID), ChainSignature: fv1.Hash(l.ChainSignature), LastSeq: l.LastSeq}
 }
 
