@@ -53,10 +53,11 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNoteSyntax(text); err != nil {
+	noteText, sigs, err := ParseNote(text)
+	if err != nil {
 		return nil, err
 	}
-	body, err := verifyNote(string(text), verifiers)
+	body, err := verifyNote(noteText, sigs, verifiers)
 	if err != nil {
 		return nil, err
 	}
@@ -75,32 +76,54 @@ func OpenCheckpoint(text []byte, key crypto.PublicKey) (*Checkpoint, error) {
 	return &Checkpoint{Origin: lines[0], Size: size, Root: root}, nil
 }
 
-// verifyNote checks the signature lines of a note whose syntax checkNoteSyntax accepted,
-// and returns its text (every line before the empty one, each ended by LF). Every line by
-// the key verifiers knows must verify over the text, and one at least must be there; other
+// verifyNote checks the signature lines of a note whose syntax ParseNote accepted, and
+// returns its text (every line before the empty one, each ended by LF). Every line by the
+// key verifiers knows must verify over the text, and one at least must be there; other
 // lines are skipped. golang.org/x/mod/sumdb/note checks only the first line of each signer
 // name and key hash, so a bad line after a good one passed it and a bad one before failed:
 // the order of the lines decided the verdict.
-func verifyNote(note string, verifiers *logVerifiers) (string, error) {
-	body, sigs, _ := strings.Cut(note, "\n\n")
-	text := body + "\n"
+func verifyNote(text []byte, sigs []NoteSignature, verifiers *logVerifiers) (string, error) {
 	verified := 0
-	for _, line := range strings.Split(strings.TrimSuffix(sigs, "\n"), "\n") {
-		name, b64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
-		sig, _ := base64.StdEncoding.DecodeString(b64) // checkNoteSyntax decoded it
-		v, err := verifiers.Verifier(name, binary.BigEndian.Uint32(sig[:4]))
+	for _, sig := range sigs {
+		v, err := verifiers.Verifier(sig.Name, sig.KeyHash)
 		if err != nil {
 			continue // another key's: a witness
 		}
-		if !v.Verify([]byte(text), sig[4:]) {
-			return "", fmt.Errorf("%w: checkpoint: signature line of %s does not verify under the log key", ErrNotIncluded, Quote(name))
+		if !v.Verify(text, sig.Signature) {
+			return "", fmt.Errorf("%w: checkpoint: signature line of %s does not verify under the log key", ErrNotIncluded, Quote(sig.Name))
 		}
 		verified++
 	}
 	if verified == 0 {
 		return "", fmt.Errorf("%w: checkpoint: no signature line by the log key", ErrNotIncluded)
 	}
-	return text, nil
+	return string(text), nil
+}
+
+// NoteSignature is one signature line of a signed note.
+type NoteSignature struct {
+	// Name is the signer's name.
+	Name string
+	// KeyHash is the signed-note key hash the line begins with.
+	KeyHash uint32
+	// Signature is the rest of the line's bytes.
+	Signature []byte
+}
+
+// ParseNote splits a signed note whose syntax is exactly the C2SP signed-note syntax (see
+// checkNoteSyntax) into its text (the lines before the empty one, each ended by LF) and
+// its signature lines; it verifies nothing. Else ErrMalformed.
+func ParseNote(note []byte) (text []byte, sigs []NoteSignature, err error) {
+	if err := checkNoteSyntax(note); err != nil {
+		return nil, nil, err
+	}
+	body, lines, _ := strings.Cut(string(note), "\n\n")
+	for _, line := range strings.Split(strings.TrimSuffix(lines, "\n"), "\n") {
+		name, b64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+		sig, _ := base64.StdEncoding.DecodeString(b64) // checkNoteSyntax decoded it
+		sigs = append(sigs, NoteSignature{Name: name, KeyHash: binary.BigEndian.Uint32(sig[:4]), Signature: sig[4:]})
+	}
+	return []byte(body + "\n"), sigs, nil
 }
 
 // checkNoteSyntax refuses a signed note that is not exactly in the C2SP signed-note
