@@ -7,6 +7,8 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
 // MaxEmbeddedEntry is the largest body the embedded log takes (the C2SP tlog-tiles
@@ -39,6 +42,17 @@ type EmbeddedOptions struct {
 	// CheckpointInterval is how often a new checkpoint is published; default and minimum
 	// 100ms. An upload returns once a checkpoint covers its entry.
 	CheckpointInterval time.Duration
+	// Witnesses, when set, is the witness policy whose witnesses are asked to cosign each
+	// new checkpoint (witnessing.go); Entry then proves against the latest checkpoint
+	// whose cosignatures meet it, when that one covers the entry.
+	Witnesses *witness.Policy
+	// WitnessHTTP sends the witness requests; nil is http.DefaultClient.
+	WitnessHTTP *http.Client
+	// OnWitnessChange is called when a witness's status or the cosigned checkpoint
+	// changes; it must not block.
+	OnWitnessChange func()
+	// Logger logs what goes wrong in the background; default slog.Default().
+	Logger *slog.Logger
 }
 
 // Embedded is an append-only transparency log on tessera's POSIX storage. One process
@@ -61,6 +75,10 @@ type Embedded struct {
 	lagging bool       // an upload gave up waiting: the index may miss its entry
 	viewMu  sync.Mutex
 	view    *checkpointView // the latest checkpoint read, verified
+	witView *checkpointView // the latest cosigned checkpoint read, verified, meeting the policy
+
+	witnessing *witnessing    // nil without a witness policy
+	background sync.WaitGroup // the witnessing loop
 }
 
 // OpenEmbedded opens the log in opts.Dir, creating it if needed, and catches its leaf
@@ -74,6 +92,7 @@ func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) 
 	pub := priv.Public().(ed25519.PublicKey)
 	opts.BatchMaxAge = cmp.Or(opts.BatchMaxAge, 50*time.Millisecond)
 	opts.CheckpointInterval = max(opts.CheckpointInterval, 100*time.Millisecond)
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded log: %w", err)
 	}
@@ -111,6 +130,10 @@ func OpenEmbedded(ctx context.Context, opts EmbeddedOptions) (*Embedded, error) 
 		_ = l.Close(ctx)
 		return nil, fmt.Errorf("embedded log: catch the leaf index up: %w", err)
 	}
+	if opts.Witnesses != nil {
+		l.witnessing = newWitnessing(l, opts.Witnesses, opts.WitnessHTTP, opts.OnWitnessChange)
+		l.background.Go(func() { l.witnessing.run(life, opts.CheckpointInterval) })
+	}
 	return l, nil
 }
 
@@ -125,6 +148,7 @@ func (l *Embedded) Close(ctx context.Context) error {
 	l.closed = true
 	err := l.done(ctx)
 	l.stop()
+	l.background.Wait()
 	if l.index != nil {
 		err = errors.Join(err, l.index.close())
 	}

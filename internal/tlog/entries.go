@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -48,9 +50,39 @@ func (l *Embedded) latest(ctx context.Context) (*checkpointView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded log's own checkpoint: %w", err)
 	}
-	l.view = &checkpointView{raw: raw, cp: cp, read: l.reader.ReadTile,
-		tiles: map[[2]uint64]api.HashTile{}, nodes: map[compact.NodeID][]byte{}}
+	l.view = newView(raw, cp, l.reader.ReadTile)
 	return l.view, nil
+}
+
+// witnessed returns a view of the latest checkpoint whose cosignatures meet the log's
+// witness policy, nil when there is none (no policy, no file, or too few cosignatures).
+// The file is re-verified, under the log's key and the policy, whenever it changes.
+func (l *Embedded) witnessed() *checkpointView {
+	if l.witnessing == nil {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(l.opts.Dir, WitnessedCheckpointFile))
+	if err != nil {
+		return nil
+	}
+	l.viewMu.Lock()
+	defer l.viewMu.Unlock()
+	if l.witView != nil && bytes.Equal(l.witView.raw, raw) {
+		return l.witView
+	}
+	cp, err := protocol.OpenCheckpoint(raw, l.pub)
+	if err != nil {
+		return nil
+	}
+	if v, err := l.opts.Witnesses.Check(raw); err != nil || !v.Satisfied {
+		return nil
+	}
+	l.witView = newView(raw, cp, l.reader.ReadTile)
+	return l.witView
+}
+
+func newView(raw []byte, cp *protocol.Checkpoint, read client.TileFetcherFunc) *checkpointView {
+	return &checkpointView{raw: raw, cp: cp, read: read, tiles: map[[2]uint64]api.HashTile{}, nodes: map[compact.NodeID][]byte{}}
 }
 
 // inclusion returns the proof for index against v. It does what tessera's
@@ -113,7 +145,8 @@ func (v *checkpointView) node(ctx context.Context, id compact.NodeID) ([]byte, e
 	return h, nil
 }
 
-// Entry returns the entry at index with a proof against the latest checkpoint.
+// Entry returns the entry at index with a proof against the latest checkpoint, or, under a
+// witness policy, the latest whose cosignatures meet it when that one covers the entry.
 func (l *Embedded) Entry(ctx context.Context, index int64) (*Entry, error) {
 	if err := l.open("read entry"); err != nil {
 		return nil, err
@@ -128,6 +161,9 @@ func (l *Embedded) entry(ctx context.Context, index int64, body []byte, integrat
 	v, err := l.latest(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if w := l.witnessed(); w != nil && index >= 0 && uint64(index) < w.cp.Size {
+		v = w
 	}
 	if index < 0 || uint64(index) >= v.cp.Size {
 		return nil, fmt.Errorf("%w: index %d, log size %d", ErrNotFound, index, v.cp.Size)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
 // GenerateLogKey returns a new checkpoint signing key for an embedded log named origin (a
@@ -58,4 +60,15 @@ func marshalKeyPEM(key crypto.PublicKey) ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// LogVerifierKey returns the signed-note verifier key of a signed-note private key,
+// "<origin>+<hash>+<base64 key>": the line a witness names the log by.
+func LogVerifierKey(skey string) (string, error) {
+	_, priv, err := parseLogKey(skey)
+	if err != nil {
+		return "", err
+	}
+	fields := strings.SplitN(strings.TrimSpace(skey), "+", 4)
+	return witness.LogKey{Origin: fields[2], Public: priv.Public().(ed25519.PublicKey)}.String(), nil
 }
