@@ -89,6 +89,8 @@ func (r *CrossAnchorReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	case lacksTimestamp(&ca):
 		return r.refreshEntry(ctx, fed, &ca)
+	case lacksWitnesses(fed, &ca):
+		return r.refreshWitnessed(ctx, fed, &ca)
 	case finished(&ca):
 		return ctrl.Result{}, nil
 	}

@@ -21,6 +21,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
@@ -29,6 +30,10 @@ import (
 
 // logRetry is how soon a Federation whose log did not answer is reconciled again.
 const logRetry = time.Minute
+
+// witnessRecheck is how often at least a Federation with witnesses is reconciled, for its
+// Witnessed condition, should a change notice have been dropped.
+const witnessRecheck = time.Minute
 
 // keyRetry is how soon a due anchor run that waits for its key to be recorded in the
 // key history, or for a run stopped half-way to be adopted, is tried again.
@@ -60,6 +65,8 @@ type FederationReconciler struct {
 	// Hooks are the fault tests' (nil funcs in production).
 	Hooks Hooks
 	clock
+	// witnessEvents carries the logs' witnessing changes (Setup wires Logs to it).
+	witnessEvents witnessEvents
 }
 
 // federationEvent is an Event about a Federation, recorded once the status that explains
@@ -120,6 +127,7 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 		return ctrl.Result{}, err
 	}
 	logReady := r.logGenesis(ctx, fed, key, evs)
+	r.witnessCondition(ctx, fed, evs)
 	if err := r.count(ctx, fed); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -183,6 +191,9 @@ func (r *FederationReconciler) sync(ctx context.Context, fed *fv1.Federation, ev
 	if !logReady || rotationPending(fed) {
 		wait = min(wait, logRetry)
 	}
+	if fed.Spec.TransparencyLog.Witnesses != nil {
+		wait = min(wait, witnessRecheck)
+	}
 	return ctrl.Result{RequeueAfter: max(wait, time.Second)}, nil
 }
 
@@ -209,6 +220,7 @@ func (r *FederationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&fv1.Federation{}, handler.EnqueueRequestsFromMapFunc(r.federationsOf), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(crevent.CreateEvent) bool { return false }, UpdateFunc: func(crevent.UpdateEvent) bool { return false },
 			DeleteFunc: func(crevent.DeleteEvent) bool { return true }, GenericFunc: func(crevent.GenericEvent) bool { return false }})).
+		WatchesRawSource(source.Channel(r.witnessEvents, &handler.EnqueueRequestForObject{})).
 		Named("federation").
 		Complete(r)
 }

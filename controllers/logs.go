@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
+	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
 )
 
@@ -23,6 +24,9 @@ type Logs struct {
 	// Rekor holds the Rekor client settings other than the URL and the pinned key, which
 	// come from each Federation's spec.
 	Rekor tlog.RekorOptions
+	// WitnessChanged, when set, is called with a Federation's name when its log's
+	// witnessing changes; it must not block.
+	WitnessChanged func(types.NamespacedName)
 
 	mu   sync.Mutex
 	open map[types.NamespacedName]*openLog
@@ -77,7 +81,16 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 		if fed.Spec.PublicURL != "" { // where the federation API serves the tiles (webhook)
 			url = strings.TrimSuffix(fed.Spec.PublicURL, "/") + "/federation/log"
 		}
-		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: dir, PrivateKey: key, URL: url})
+		policy, err := federation.WitnessPolicy(fed)
+		if err != nil {
+			return nil, err
+		}
+		embedded, err := tlog.OpenEmbedded(ctx, tlog.EmbeddedOptions{Dir: dir, PrivateKey: key, URL: url,
+			Witnesses: policy, OnWitnessChange: func() {
+				if l.WitnessChanged != nil {
+					l.WitnessChanged(name)
+				}
+			}})
 		if err != nil {
 			return nil, err
 		}

@@ -62,6 +62,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if logs == nil {
 		logs = &Logs{Dir: o.LogDir}
 	}
+	witnessed := make(witnessEvents, 1024)
+	if logs.WitnessChanged == nil {
+		logs.WitnessChanged = witnessed.notify
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		return logs.Close(context.WithoutCancel(ctx))
@@ -89,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	federations := &FederationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("federation-controller"), Logs: logs, Trust: trust, Ledger: ledger, Merkle: merkle,
-		MaxParticipants: o.MaxParticipantsPerAnchor, Hooks: o.Hooks, clock: now}
+		MaxParticipants: o.MaxParticipantsPerAnchor, Hooks: o.Hooks, clock: now, witnessEvents: witnessed}
 	if err := federations.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("federation controller: %w", err)
 	}

@@ -30,6 +30,10 @@ const (
 	// ConditionAnchored is True when a Submission is bound into a CrossAnchor; status.anchorRef
 	// names it.
 	ConditionAnchored ConditionType = "Anchored"
+
+	// ConditionWitnessed is True when the embedded log's latest checkpoint carries the
+	// cosignatures of as many of spec.transparencyLog.witnesses as its quorum asks.
+	ConditionWitnessed ConditionType = "Witnessed"
 )
 
 // Reasons for conditions. A condition's reason is one of these, never free text.
@@ -135,4 +139,15 @@ const (
 	// ReasonNotServing means a Federation is not its namespace's: an older one is, and this
 	// one makes no key, record or anchor.
 	ReasonNotServing = "NotServing"
+	// ReasonWitnessed means the log's latest checkpoint meets the witness policy.
+	ReasonWitnessed = "Witnessed"
+	// ReasonWitnessQuorumNotMet means too few witnesses cosigned the log's latest checkpoint
+	// yet (down, slow, or not asked yet); they are asked again with backoff.
+	ReasonWitnessQuorumNotMet = "WitnessQuorumNotMet"
+	// ReasonSplitViewRefused means a witness refused the log's checkpoint as contradicting
+	// one it had cosigned: the log was rolled back or forked (a restore from an old copy).
+	ReasonSplitViewRefused = "SplitViewRefused"
+	// ReasonWitnessPolicyInvalid means spec.transparencyLog.witnesses names a key that is not
+	// a witness's cosignature/v1 verifier key.
+	ReasonWitnessPolicyInvalid = "WitnessPolicyInvalid"
 )

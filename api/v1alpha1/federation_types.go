@@ -46,6 +46,7 @@ const (
 
 // TransparencyLog says where cross-anchors, registrations and key rotations are logged.
 // +kubebuilder:validation:XValidation:rule="self.type != 'rekor' || has(self.url)",message="url is required when type is rekor"
+// +kubebuilder:validation:XValidation:rule="self.type != 'rekor' || !has(self.witnesses)",message="witnesses are for the embedded log: a Rekor log is witnessed by its own operator's witnesses"
 type TransparencyLog struct {
 	// type is embedded (the default) or rekor.
 	// +optional
@@ -72,6 +73,12 @@ type TransparencyLog struct {
 	// when absent and never overwritten.
 	// +optional
 	SigningKeySecretRef *SecretReference `json:"signingKeySecretRef,omitempty"`
+
+	// witnesses are the members' witnesses that cosign the embedded log's checkpoints, so
+	// that no reader need trust the federation not to show different logs to different
+	// readers. Only for the embedded log.
+	// +optional
+	Witnesses *WitnessPolicy `json:"witnesses,omitempty"`
 }
 
 // FederationSpec is the federation's configuration, owned by its administrators (GitOps).

@@ -68,6 +68,29 @@ func LogPublicKeyPEM(ctx context.Context, c client.Reader, fed *fv1.Federation) 
 	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
 		return fed.Spec.TransparencyLog.PublicKeyPEM, nil
 	}
+	skey, err := logPrivateKey(ctx, c, fed)
+	if err != nil {
+		return "", err
+	}
+	pemText, err := tlog.LogKeyPEM(skey)
+	return string(pemText), err
+}
+
+// LogVerifierKey returns the signed-note verifier key of fed's embedded log, the line a
+// witness names the log by; "" for a Rekor log.
+func LogVerifierKey(ctx context.Context, c client.Reader, fed *fv1.Federation) (string, error) {
+	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+		return "", nil
+	}
+	skey, err := logPrivateKey(ctx, c, fed)
+	if err != nil {
+		return "", err
+	}
+	return tlog.LogVerifierKey(skey)
+}
+
+// logPrivateKey reads the embedded log's key from its Secret.
+func logPrivateKey(ctx context.Context, c client.Reader, fed *fv1.Federation) (string, error) {
 	var s corev1.Secret
 	name := LogKeySecretName(fed)
 	err := c.Get(ctx, client.ObjectKey{Namespace: fed.Namespace, Name: name}, &s)
@@ -77,8 +100,7 @@ func LogPublicKeyPEM(ctx context.Context, c client.Reader, fed *fv1.Federation) 
 	if err != nil {
 		return "", err
 	}
-	pemText, err := tlog.LogKeyPEM(string(s.Data[LogKeySecretKey]))
-	return string(pemText), err
+	return string(s.Data[LogKeySecretKey]), nil
 }
 
 // LogKeySecretName is the name of fed's embedded log key Secret.

@@ -2,62 +2,39 @@ package tlog
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/witnessd"
+	"github.com/cairn-dev/cairn/internal/witnessd/witnesstest"
 	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
-// testWitness is a Cairn witness served on a local port.
-type testWitness struct {
-	w    *witnessd.Witness
-	srv  *httptest.Server
-	vkey string
-}
-
-func startWitnesses(t *testing.T, n int, logKey string) []*testWitness {
+func startWitnesses(t *testing.T, n int, logKey string) []*witnesstest.Witness {
 	t.Helper()
 	vkey, err := LogVerifierKey(logKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk, err := witness.ParseLogKey(vkey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*testWitness
+	dir := t.TempDir()
+	var out []*witnesstest.Witness
 	for i := range n {
-		skey, wvkey, err := witness.GenerateSignerKey(fmt.Sprintf("w%d.member.example", i), rand.Reader)
+		w, err := witnesstest.Start(fmt.Sprintf("w%d.member.example", i), vkey, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, _ := witness.ParseSignerKey(skey)
-		w, err := witnessd.Open(witnessd.Options{Cosigner: c, Logs: []witness.LogKey{lk}, StatePath: filepath.Join(t.TempDir(), "w.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(w.Handler())
-		t.Cleanup(func() { srv.Close(); _ = w.Close() })
-		out = append(out, &testWitness{w: w, srv: srv, vkey: wvkey})
+		t.Cleanup(w.Stop)
+		out = append(out, w)
 	}
 	return out
 }
 
-func policyOf(t *testing.T, k int, ws []*testWitness) *witness.Policy {
+func policyOf(t *testing.T, k int, ws []*witnesstest.Witness) *witness.Policy {
 	t.Helper()
-	text, names := "", ""
-	for i, w := range ws {
-		text += fmt.Sprintf("witness w%d %s %s\n", i, w.vkey, w.srv.URL)
-		names += fmt.Sprintf(" w%d", i)
-	}
-	p, err := witness.ParsePolicy(fmt.Appendf(nil, "%sgroup members %d%s\nquorum members\n", text, k, names))
+	p, err := witness.ParsePolicy([]byte(witnesstest.Policy(k, ws...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +101,7 @@ func TestWitnessedLogMeetsTwoOfThree(t *testing.T) {
 		t.Errorf("policy %q", s.Policy)
 	}
 
-	ws[2].srv.Close()
+	ws[2].Stop()
 	e = upload(t, l, 2)
 	waitWitnessing(t, l, "2 of 3 with one witness down", func(s WitnessingStatus) bool {
 		return s.Satisfied() && s.WitnessedSize == uint64(e.Index+1) && s.Witnesses[2].Error != ""
@@ -133,7 +110,7 @@ func TestWitnessedLogMeetsTwoOfThree(t *testing.T) {
 		t.Fatal("with one witness down, the entry is not proven against a cosigned checkpoint")
 	}
 
-	ws[1].srv.Close()
+	ws[1].Stop()
 	start := time.Now()
 	e = upload(t, l, 3)
 	if d := time.Since(start); d > 5*time.Second {
@@ -206,7 +183,7 @@ func TestWitnessesRefuseAForkedLog(t *testing.T) {
 		t.Fatalf("the forked checkpoint counts as witnessed: %+v", s)
 	}
 	for i, w := range ws {
-		cs, err := w.w.Conflicts(t.Context(), "cairn.test/embedded")
+		cs, err := w.Witnessd().Conflicts(t.Context(), "cairn.test/embedded")
 		if err != nil || len(cs) != 1 || !strings.Contains(cs[0].Cosigned, "\n6\n") || !strings.Contains(cs[0].Offered, "\n8\n") {
 			t.Fatalf("witness %d's evidence: %+v, %v", i, cs, err)
 		}
