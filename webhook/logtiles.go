@@ -35,8 +35,12 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request) {
 	}
 	dir := filepath.Join(s.logDir, fed.Namespace, fed.Name)
 	rel := path.Clean("/" + strings.TrimPrefix(r.URL.Path, logPrefix)) // no .. past the root
+	if rel == "/checkpoint" {
+		s.serveCheckpoint(w, r, fed)
+		return
+	}
 	info, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
-	if err != nil || info.IsDir() || (rel != "/checkpoint" && !strings.HasPrefix(rel, "/tile/")) {
+	if err != nil || info.IsDir() || !strings.HasPrefix(rel, "/tile/") {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.WarnContext(ctx, "Failed to read the embedded log", "path", rel, "error", err)
 		}

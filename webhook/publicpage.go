@@ -6,20 +6,18 @@ import (
 	"crypto"
 	"embed"
 	"encoding/base64"
-	"errors"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/transparency-dev/tessera/api/layout"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
-	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/internal/federation"
+	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
 // The federation's public page at / (publicpage*.go): the key, the operators and the
@@ -77,6 +75,16 @@ type logLink struct {
 type checkpointView struct {
 	Origin, Root, Text, Href, Source string
 	Size                             uint64
+	// Witnesses is what the Federation's witness policy makes of it; nil without a policy.
+	Witnesses *witnessesView
+}
+
+// witnessesView is who cosigned the checkpoint, of the witnesses the policy names.
+type witnessesView struct {
+	Quorum    string
+	Satisfied bool
+	Cosigned  []string // their key names
+	Missing   []string
 }
 
 // servePublicPage answers GET /.
@@ -235,20 +243,27 @@ func (s *Server) latestCheckpoint(ctx context.Context, fed *fv1.Federation, key 
 		if s.logDir == "" {
 			return nil
 		}
-		text, err := os.ReadFile(filepath.Join(s.logDir, fed.Namespace, fed.Name, "checkpoint"))
+		policy, err := federation.WitnessPolicy(fed)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				s.log.WarnContext(ctx, "Failed to read the embedded log's checkpoint", "error", err)
+			policy = nil
+		}
+		cc := s.readCosignedCheckpoint(ctx, fed, key, policy)
+		if cc == nil {
+			return nil
+		}
+		v := &checkpointView{Origin: cc.cp.Origin, Size: cc.cp.Size, Root: base64.StdEncoding.EncodeToString(cc.cp.Root),
+			Text: string(cc.text), Href: logPrefix + "/checkpoint", Source: "the embedded log, now"}
+		if policy != nil {
+			v.Witnesses = &witnessesView{Quorum: policy.Quorum(), Satisfied: cc.verdict.Satisfied}
+			for _, w := range policy.Witnesses {
+				if slices.ContainsFunc(cc.verdict.Cosignatures, func(c witness.Cosignature) bool { return c.Key.String() == w.Key.String() }) {
+					v.Witnesses.Cosigned = append(v.Witnesses.Cosigned, w.Key.Name)
+				} else {
+					v.Witnesses.Missing = append(v.Witnesses.Missing, w.Key.Name)
+				}
 			}
-			return nil
 		}
-		cp, err := protocol.OpenCheckpoint(text, key)
-		if err != nil {
-			s.log.WarnContext(ctx, "Not showing a checkpoint that does not verify under the log's key", "error", err)
-			return nil
-		}
-		return &checkpointView{Origin: cp.Origin, Size: cp.Size, Root: base64.StdEncoding.EncodeToString(cp.Root),
-			Text: string(text), Href: logPrefix + "/checkpoint", Source: "the embedded log, now"}
+		return v
 	}
 	snaps, err := s.logSnapshots(ctx)
 	if err != nil || len(snaps.Snapshots) == 0 {

@@ -308,11 +308,24 @@ func (s *Server) routes() []route {
 		},
 		{
 			method: http.MethodGet, path: logPrefix + "/checkpoint",
-			summary:     "The embedded log's checkpoint",
-			description: "The embedded transparency log's latest signed checkpoint (C2SP tlog-checkpoint, a signed note), text/plain.",
-			handler:     http.HandlerFunc(s.serveLog),
+			summary: "The embedded log's checkpoint",
+			description: "The embedded transparency log's latest signed checkpoint (C2SP tlog-checkpoint, a signed note), text/plain, " +
+				"with the cosignatures (C2SP tlog-cosignature) of the Federation's witnesses that cosigned it so far, after the log's signature.",
+			handler: http.HandlerFunc(s.serveLog),
 			errors: []errorDoc{
 				{http.StatusNotFound, []string{"log_not_served", "not_found"}, "The Federation's log is a Rekor log or this replica has no log directory; or the log has no checkpoint yet."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/witnesses",
+			summary: "The log's witnesses",
+			description: "The embedded log's verifier key (what a member's witness is configured with), the Federation's witness policy " +
+				"in the text form verifiers read, and the latest checkpoint with the cosignatures of the policy's witnesses it has, " +
+				"each verified under its witness's key: who witnessed it, and whether they meet the policy.",
+			handler: http.HandlerFunc(s.serveWitnesses), response: witnessesResponse{},
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served"}, "The Federation's log is a Rekor log or this replica has no log directory."},
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
 			},
 		},

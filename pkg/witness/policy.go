@@ -208,8 +208,10 @@ func (p *Policy) Quorum() string {
 
 // Cosignature is a witness's verified cosignature.
 type Cosignature struct {
-	// Witness is the witness's name.
+	// Witness is the witness's key name.
 	Witness string
+	// Key is the witness's key.
+	Key Key
 	// Time is when it cosigned.
 	Time time.Time
 }
@@ -260,7 +262,7 @@ func (p *Policy) Check(note []byte) (Verdict, error) {
 	cosigned := map[string]bool{}
 	for _, w := range p.Witnesses {
 		if t, ok := at[w.Key.String()]; ok {
-			v.Cosignatures = append(v.Cosignatures, Cosignature{Witness: w.Key.Name, Time: t})
+			v.Cosignatures = append(v.Cosignatures, Cosignature{Witness: w.Key.Name, Key: w.Key, Time: t})
 			cosigned[w.Key.String()] = true
 		}
 	}
