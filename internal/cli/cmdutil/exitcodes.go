@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
 // Exit codes of cairn. Only main calls os.Exit; commands return errors that map to these.
@@ -49,7 +50,8 @@ func ExitCode(err error) int {
 		return ExitError
 	case errors.Is(err, protocol.ErrMismatch), errors.Is(err, protocol.ErrSignature),
 		errors.Is(err, protocol.ErrKeyNotTrusted), errors.Is(err, protocol.ErrNoTrustedKey),
-		errors.Is(err, protocol.ErrNotIncluded), errors.Is(err, clientconfig.ErrKeyChanged):
+		errors.Is(err, protocol.ErrNotIncluded), errors.Is(err, clientconfig.ErrKeyChanged),
+		errors.Is(err, witness.ErrNotWitnessed), errors.Is(err, witness.ErrSplitView), errors.Is(err, witness.ErrBadCosignature):
 		return ExitMismatch
 	}
 	return ExitError

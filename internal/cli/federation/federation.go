@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/clientconfig"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/witness"
 )
 
 // legacyPinnedKeyFile is where clients before per-federation pins kept the one pinned
@@ -171,11 +172,13 @@ func (o *federationOptions) operator(service string, f operatorFlags) (*actingOp
 type trustFlags struct {
 	federationKey string
 	logKey        string
+	witnessPolicy string
 }
 
 func (f *trustFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.federationKey, "federation-key", "", "PEM file of the federation public key to trust (default: the pinned one)")
 	cmd.Flags().StringVar(&f.logKey, "log-key", "", "PEM file of the transparency log's public key to require (default: the pinned one)")
+	cmd.Flags().StringVar(&f.witnessPolicy, "witness-policy", "", "witness policy file: require its quorum of cosignatures on each log proof's checkpoint (default: the pinned one, if any)")
 }
 
 // trustedKeys are the keys an offline check trusts, and where each came from.
@@ -184,6 +187,10 @@ type trustedKeys struct {
 	federationFrom string
 	log            crypto.PublicKey // nil: none
 	logFrom        string
+	witnesses      *witness.Policy // nil: none required
+	witnessesFrom  string
+	// seen remembers the checkpoints verified on this machine ("" remembers nothing).
+	seen clientconfig.Dir
 }
 
 // trusted loads the keys of f, else the pins of the federation (when one is named or
@@ -240,5 +247,34 @@ func (o *federationOptions) trusted(f trustFlags) (*trustedKeys, error) {
 	case pins != nil && pins.LogKey != nil:
 		t.log, t.logFrom = pins.LogKey, pinsFrom
 	}
+	if err := o.trustedWitnesses(f, t); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// trustedWitnesses loads the witness policy of f, else the one pinned for the federation.
+func (o *federationOptions) trustedWitnesses(f trustFlags, t *trustedKeys) error {
+	t.witnessesFrom, t.seen = "none", o.dir()
+	if f.witnessPolicy != "" {
+		text, err := os.ReadFile(f.witnessPolicy)
+		if err != nil {
+			return fmt.Errorf("read witness policy: %w", err)
+		}
+		if t.witnesses, err = witness.ParsePolicy(text); err != nil {
+			return cmdutil.UsageError{Err: fmt.Errorf("--witness-policy %s: %w", f.witnessPolicy, err)}
+		}
+		t.witnessesFrom = "--witness-policy " + f.witnessPolicy
+		return nil
+	}
+	svc, err := o.serviceURL()
+	if err != nil || svc == "" {
+		return err
+	}
+	p, path, err := o.dir().WitnessPolicy(svc)
+	if err != nil || p == nil {
+		return err
+	}
+	t.witnesses, t.witnessesFrom = p, "pinned "+path
+	return nil
 }

@@ -52,8 +52,9 @@ type trustOptions struct {
 	cmdutil.NoCompletion
 	cmdutil.NoValidation
 	// fed are the flags every federation command shares.
-	fed *federationOptions
-	yes bool
+	fed           *federationOptions
+	yes           bool
+	witnessPolicy string
 }
 
 // trustResult is what trust prints with --json.
@@ -64,6 +65,8 @@ type trustResult struct {
 	Pinned *clientconfig.Fingerprints `json:"pinned"`
 	// Trusted is true when the presented keys are the pins after the command.
 	Trusted bool `json:"trusted"`
+	// WitnessPolicy is where the witness policy was pinned; empty when none was given.
+	WitnessPolicy string `json:"witness_policy,omitempty"`
 }
 
 func newFederationTrustCommand(fo *federationOptions) *cobra.Command {
@@ -83,7 +86,9 @@ run trust again to pin the new one. register pins the keys itself; trust is for 
 operator registered the GitOps way (kubectl apply), and for an auditor.
 
 On a terminal, trust asks before pinning; elsewhere it pins only with --yes. Keys already
-pinned are left as they are.
+pinned are left as they are. --witness-policy pins a witness policy (the federation serves
+its own at GET /federation/log/witnesses; pin the one your organization agreed to):
+verify and audit then require its quorum of witnesses' cosignatures on every log proof.
 
 Exit status: 0 pinned (or already pinned), 1 the federation could not be reached, 2 the
 arguments are wrong or the keys were not confirmed.
@@ -100,6 +105,7 @@ Example:
 		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	cmd.Flags().BoolVarP(&o.yes, "yes", "y", false, "pin the presented keys without asking")
+	cmd.Flags().StringVar(&o.witnessPolicy, "witness-policy", "", "also pin this witness policy file: verify and audit then require its quorum of cosignatures")
 	return cmd
 }
 
@@ -138,6 +144,18 @@ func (o *trustOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 			return err
 		}
 		res.Trusted = true
+	}
+	if o.witnessPolicy != "" {
+		text, err := os.ReadFile(o.witnessPolicy)
+		if err != nil {
+			return fmt.Errorf("read witness policy: %w", err)
+		}
+		if res.WitnessPolicy, err = fo.dir().SaveWitnessPolicy(s.service, text); err != nil {
+			return cmdutil.UsageError{Err: fmt.Errorf("--witness-policy %s: %w", o.witnessPolicy, err)}
+		}
+		if !fo.json {
+			_, _ = fmt.Fprintf(out, "pinned the witness policy in %s\n", res.WitnessPolicy)
+		}
 	}
 	if fo.json {
 		return cmdutil.WriteJSON(out, res)

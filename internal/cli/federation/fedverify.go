@@ -33,7 +33,11 @@ check the federation's signature, and require that the signing key is the one yo
 the receipt is checked but bound to no trusted key, and the result is a mismatch.
 
 A receipt's log proof (tlog_entry) is always verified, under the log key the receipt
-signs; --log-key, or else the pinned log key, must also be that key. A legacy receipt
+signs; --log-key, or else the pinned log key, must also be that key. With a witness
+policy (--witness-policy, or one pinned with cairn federation trust --witness-policy),
+the proof's checkpoint must carry the cosignatures of the policy's quorum of witnesses.
+Every checkpoint verified is remembered in the configuration directory: a later receipt
+whose checkpoint has the same size and another root is a split view, reported with both. A legacy receipt
 (signed before receipts named their log key) has its log proof verified only under that
 key; without one the check fails.
 
@@ -99,6 +103,11 @@ func reportReceipt(stdout, stderr io.Writer, asJSON bool, name string, raw []byt
 	res := verifyResult{Receipt: name, KeyFrom: keys.federationFrom}
 	if report != nil {
 		res.Checks = report.Checks
+	}
+	if verr == nil {
+		var checks []protocol.Check
+		checks, verr = witnessChecks(report.Receipt, keys)
+		res.Checks = append(res.Checks, checks...)
 	}
 	return printVerdict(stdout, stderr, asJSON, res, verr)
 }
