@@ -173,11 +173,25 @@ func (o *auditOptions) audit(ctx context.Context, stdin io.Reader, keys *trusted
 	}
 	a.Exports(r, exports, recs, t)
 	if rerr == nil {
+		auditWitnesses(a, r, keys)
 		o.auditLog(ctx, a, r, keys.log)
 	} else {
 		a.Skip("log", "tlog_entry", "not read: the receipt does not verify")
 	}
 	return a, nil
+}
+
+// auditWitnesses reports who witnessed the checkpoint of the receipt's log proof under
+// the trusted witness policy, and a split view with a checkpoint seen before.
+func auditWitnesses(a *auditReport, r *protocol.Receipt, keys *trustedKeys) {
+	checks, err := witnessChecks(r, keys)
+	for _, c := range checks {
+		a.Add("witnesses", c, err)
+	}
+	if keys.witnesses == nil && err == nil {
+		a.Beyond("witnesses", protocol.Check{Name: "witnesses", Skipped: true,
+			Detail: "no witness policy given (--witness-policy, or one pinned): the checkpoint's cosignatures are not checked"})
+	}
 }
 
 // readAuditExport verifies the export at path under the key that signed it and returns
@@ -269,6 +283,37 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 	logID, _ := protocol.LogID(key)
 	a.Pass("log", name, fmt.Sprintf("log %s holds the anchor at index %d, proved against its checkpoint of %d entries read now from %s",
 		logID, entry.Index, entry.Bundle.Verification.InclusionProof.TreeSize, base))
+	if !rekor {
+		auditConsistency(ctx, a, r, base, key)
+	}
+}
+
+// auditConsistency proves, from the log's tiles, that the log's checkpoint now extends
+// the one the receipt's proof leads to: a log rewritten since is a split view.
+func auditConsistency(ctx context.Context, a *auditReport, r *protocol.Receipt, base string, key crypto.PublicKey) {
+	const name = "log_consistency"
+	var b protocol.LogBundle
+	if err := json.Unmarshal(r.TLogEntry, &b); err != nil {
+		a.Fail("log", name, err)
+		return
+	}
+	note := []byte(b.Verification.InclusionProof.Checkpoint)
+	seen, err := protocol.OpenCheckpoint(note, key)
+	if err != nil {
+		a.Fail("log", name, err)
+		return
+	}
+	u, _ := url.Parse(base) // parsed by readLogEntry
+	now, err := tlog.CheckURLConsistency(ctx, u, &http.Client{Timeout: 30 * time.Second}, key, note, seen)
+	switch {
+	case errors.Is(err, tlog.ErrUnavailable):
+		a.Skip("log", name, fmt.Sprintf("the log at %s did not answer (%v)", base, err))
+	case err != nil:
+		a.Fail("log", name, err)
+	default:
+		size := strings.SplitN(string(now), "\n", 3)[1]
+		a.Pass("log", name, fmt.Sprintf("the log's checkpoint of %s entries now extends the receipt's of %d (consistency proved from its tiles)", size, seen.Size))
+	}
 }
 
 // rekorEntriesPath is where a Rekor entry URL names an entry.
