@@ -44,7 +44,9 @@ func (r *FederationReconciler) witnessCondition(ctx context.Context, fed *fv1.Fe
 	}
 	before := meta.FindStatusCondition(fed.Status.Conditions, string(fv1.ConditionWitnessed))
 	r.setCondition(fed, fv1.ConditionWitnessed, status, reason, msg)
-	if before != nil && before.Reason == reason || before == nil && reason == fv1.ReasonWitnessed {
+	// An Event when the verdict changes; not for a policy that is new, whose witnesses
+	// have not been asked yet, unless one refused a split view.
+	if before != nil && before.Reason == reason || before == nil && reason != fv1.ReasonSplitViewRefused {
 		return
 	}
 	kind := corev1.EventTypeWarning
@@ -80,8 +82,12 @@ func witnessVerdict(s tlog.WitnessingStatus) (metav1.ConditionStatus, string, st
 		return metav1.ConditionTrue, fv1.ReasonWitnessed, fmt.Sprintf("the checkpoint of size %d is cosigned by %s; the policy asks %s",
 			s.Size, strings.Join(cosigned, ", "), s.Policy)
 	}
-	return metav1.ConditionFalse, fv1.ReasonWitnessQuorumNotMet, fmt.Sprintf("the checkpoint of size %d is cosigned by %d (%s); the policy asks %s; %s",
-		s.Size, len(cosigned), strings.Join(cosigned, ", "), s.Policy, strings.Join(missing, "; "))
+	by := "no witness"
+	if len(cosigned) > 0 {
+		by = strings.Join(cosigned, ", ")
+	}
+	return metav1.ConditionFalse, fv1.ReasonWitnessQuorumNotMet, fmt.Sprintf("the checkpoint of size %d is cosigned by %s; the policy asks %s; %s",
+		s.Size, by, s.Policy, strings.Join(missing, "; "))
 }
 
 // witnessEvents turns a log's witnessing changes into reconciles of its Federation.

@@ -39,7 +39,9 @@ func CheckURLConsistency(ctx context.Context, base *url.URL, hc *http.Client, ke
 	if err != nil {
 		return nil, fmt.Errorf("log at %s: checkpoint: %w", base, err)
 	}
-	split := func(reason string) error { return &witness.SplitViewError{Reason: reason, Seen: seenNote, Offered: raw} }
+	split := func(reason string) error {
+		return &witness.SplitViewError{Reason: reason, Seen: seenNote, Offered: raw}
+	}
 	switch {
 	case cp.Origin != seen.Origin:
 		return nil, fmt.Errorf("log at %s: its checkpoint is of %s, not %s", base, protocol.Quote(cp.Origin), protocol.Quote(seen.Origin))

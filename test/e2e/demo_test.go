@@ -143,10 +143,10 @@ func TestDemoFailsOnTamperedState(t *testing.T) {
 // code and output once it stopped, which it must have done cleanly.
 func devDemo(ctx context.Context, t *testing.T, work string, flags ...string) (int, string) {
 	t.Helper()
-	addrs := freeAddresses(t, 4)
+	addrs := freeAddresses(t, 6)
 	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev", "--demo", "--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0], "--metrics-bind-address", "0",
-		"--federation-bind-address", addrs[2], "--serve-addr", addrs[3]}, flags...)...)
+		"--federation-bind-address", addrs[2], "--serve-addr", addrs[3], "--witness-addrs", addrs[4] + "," + addrs[5]}, flags...)...)
 	cmd.Dir = work
 	raw, err := cmd.CombinedOutput()
 	out := string(raw)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,10 +51,12 @@ func freeAddresses(t *testing.T, n int) []string { return testcluster.FreeAddres
 type devProcess struct {
 	// federationAddr is where the federation API listens.
 	federationAddr string
-	cmd            *exec.Cmd
-	stdout         *bufio.Scanner
-	stderr         *lockedBuffer
-	seen           []string
+	// witnessAddrs are where its two witnesses listen.
+	witnessAddrs []string
+	cmd          *exec.Cmd
+	stdout       *bufio.Scanner
+	stderr       *lockedBuffer
+	seen         []string
 }
 
 // lockedBuffer collects a process's log while it runs.
@@ -78,13 +81,17 @@ func (b *lockedBuffer) String() string {
 // containing until. extra flags come last, so they override the free addresses it picks.
 func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ...string) *devProcess {
 	t.Helper()
-	addrs := freeAddresses(t, 4)
-	cmd := exec.CommandContext(ctx, cairnBin, append([]string{"dev",
+	addrs := freeAddresses(t, 6)
+	args := []string{"dev",
 		"--assets", assetsDir(t),
 		"--health-probe-bind-address", addrs[0],
 		"--metrics-bind-address", "0", // no test reads it: one port fewer to race other processes for
 		"--federation-bind-address", addrs[2],
-		"--serve-addr", addrs[3]}, extra...)...)
+		"--serve-addr", addrs[3]}
+	if !slices.Contains(extra, "--witness-addrs") { // a list flag given twice is one list
+		args = append(args, "--witness-addrs", addrs[4]+","+addrs[5])
+	}
+	cmd := exec.CommandContext(ctx, cairnBin, append(args, extra...)...)
 	cmd.Dir = workDir
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -95,7 +102,11 @@ func startDev(ctx context.Context, t *testing.T, workDir, until string, extra ..
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &devProcess{federationAddr: addrs[2], cmd: cmd, stdout: bufio.NewScanner(out), stderr: stderr}
+	fedAddr := addrs[2]
+	if i := slices.Index(extra, "--federation-bind-address"); i >= 0 && i+1 < len(extra) {
+		fedAddr = extra[i+1]
+	}
+	p := &devProcess{federationAddr: fedAddr, witnessAddrs: addrs[4:6], cmd: cmd, stdout: bufio.NewScanner(out), stderr: stderr}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if !p.waitFor(until) {
 		_ = cmd.Wait()

@@ -39,6 +39,8 @@ type devOptions struct {
 	createFederation bool
 	// demo runs the demo once ready, then stops.
 	demo bool
+	// witnessAddrs are where the dev witnesses listen (dev_witnesses.go); none runs none.
+	witnessAddrs []string
 }
 
 func newDevOptions() *devOptions {
@@ -51,7 +53,8 @@ func newDevOptions() *devOptions {
 	m.Federation = devFederation.Namespace + "/" + devFederation.Name
 	// On 127.0.0.1, on a free port, with certificates made at each start (dev_webhooks.go).
 	m.Webhooks = manager.WebhookOptions{Enable: true}
-	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080"}
+	return &devOptions{env: devenv.Options{Dir: ".cairn-dev"}, manager: m, serveAddr: "127.0.0.1:8080",
+		witnessAddrs: []string{"127.0.0.1:8480", "127.0.0.1:8481"}}
 }
 
 func (o *devOptions) addFlags(cmd *cobra.Command) {
@@ -62,6 +65,7 @@ func (o *devOptions) addFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.serveAddr, "serve-addr", o.serveAddr, "address of the local chain service (cairn serve); 0 disables it")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key the chain service's /api routes require (prefer CAIRN_API_KEY)")
 	fs.BoolVar(&o.createFederation, "create-federation", true, "create the Federation "+devFederation.String()+" when absent; false to apply your own (a restore)")
+	fs.StringSliceVar(&o.witnessAddrs, "witness-addrs", o.witnessAddrs, "addresses of the dev witnesses that cosign the log's checkpoints (cairn witness); empty runs none")
 	o.manager.AddFlags(cmd.Flags())
 	o.addDemoFlags(cmd)
 }
@@ -217,6 +221,12 @@ func runDev(ctx context.Context, out io.Writer, o *devOptions) (err error) {
 	if created {
 		say("federation     created %s/%s with the embedded log in %s", devFederation.Namespace, devFederation.Name, o.manager.LogDir)
 	}
+	stopWitnesses, err := o.startDevWitnesses(ctx, env.Config, say)
+	if err != nil {
+		stopManager()
+		return errors.Join(fmt.Errorf("start the witnesses: %w", err), <-done)
+	}
+	defer func() { err = errors.Join(err, stopWitnesses()) }()
 	chainURL, stopChain := startDevChain(ctx, o, say)
 	defer func() {
 		if chainURL != "" {

@@ -262,6 +262,9 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 		a.Skip("log", name, "the receipt names no log URL: audited offline (pass --log to read the entry)")
 		return
 	}
+	if !rekor { // first: a log rewritten since is said as such, whatever its entry now
+		auditConsistency(ctx, a, r, base, key)
+	}
 	entry, err := readLogEntry(ctx, base, rekor, *r.TLogLogIndex, key)
 	switch {
 	case errors.Is(err, tlog.ErrUnavailable) && o.log == "":
@@ -283,9 +286,6 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 	logID, _ := protocol.LogID(key)
 	a.Pass("log", name, fmt.Sprintf("log %s holds the anchor at index %d, proved against its checkpoint of %d entries read now from %s",
 		logID, entry.Index, entry.Bundle.Verification.InclusionProof.TreeSize, base))
-	if !rekor {
-		auditConsistency(ctx, a, r, base, key)
-	}
 }
 
 // auditConsistency proves, from the log's tiles, that the log's checkpoint now extends
