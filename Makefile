@@ -56,10 +56,10 @@ lint: golangci-lint ## Run golangci-lint.
 	"$(GOLANGCI_LINT)" run ./...
 
 .PHONY: test
-test: manifests generate fmt vet setup-envtest setup-crds rekor-up postgres-up setup-chromium ## Run every test against a real API server (envtest), a real Rekor, a real PostgreSQL, a real Chromium and the machine's python3.
+test: manifests generate fmt vet setup-envtest setup-crds rekor-up postgres-up setup-chromium omniwitness-build ## Run every test against a real API server (envtest), a real Rekor, a real PostgreSQL, a real Chromium, transparency-dev's own witness and the machine's python3.
 	browsers=$$(mktemp) && trap 'rm -f "$$browsers"' EXIT && \
 	set -a && . "$(REKOR_ENV)" && . "$(POSTGRES_ENV)" && set +a && \
-	CAIRN_REQUIRE_REKOR=1 CAIRN_REQUIRE_POSTGRES=1 CAIRN_REQUIRE_CHROMIUM=1 CAIRN_REQUIRE_PYTHON=1 CAIRN_BROWSER_LOG="$$browsers" \
+	CAIRN_REQUIRE_REKOR=1 CAIRN_REQUIRE_POSTGRES=1 CAIRN_REQUIRE_CHROMIUM=1 CAIRN_REQUIRE_PYTHON=1 CAIRN_REQUIRE_OMNIWITNESS=1 CAIRN_BROWSER_LOG="$$browsers" \
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CAIRN_EXTERNAL_CRDS="$(EXTERNAL_CRDS)" go test ./... -count=1 -timeout 45m -coverprofile cover.out && \
 	echo "== the browser tests: the browser each ran, and what it asked for on its own (refused; no page asked)" && \
 	awk -F '\t' '{ printf "  %-44s %s: %s\n", $$1, $$2, $$3 } END { if (NR == 0) print "  no browser test ran" }' "$$browsers"
@@ -145,6 +145,10 @@ rekor-down: ## Stop the local Rekor stack.
 .PHONY: postgres-up
 postgres-up: ## Start a private PostgreSQL for the history store's tests (hack/postgres-up.sh; postgres-down stops it).
 	hack/postgres-up.sh up >/dev/null
+
+.PHONY: omniwitness-build
+omniwitness-build: ## Build transparency-dev's witness (omniwitness) for the interoperability tests (hack/omniwitness.sh).
+	hack/omniwitness.sh build >/dev/null
 
 .PHONY: postgres-down
 postgres-down: ## Stop the private PostgreSQL (its data stays).

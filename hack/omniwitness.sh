@@ -11,6 +11,7 @@
 #         OMNIWITNESS_VKEY=<witness cosignature/v1 verifier key, name+hash+base64, type 0x04>
 #       on stdout and writes the same lines to $STATE/env. On a running witness with the same
 #       arguments it only re-checks it; with other arguments it restarts it.
+#   hack/omniwitness.sh build           only build (or find) the binaries; prints OMNIWITNESS_BIN=...
 #   hack/omniwitness.sh down [--wipe]   stop it; --wipe also deletes the state dir (the
 #                                       witness's key and everything it has cosigned)
 #   hack/omniwitness.sh status          exit 0 only if the witness is running and answers
@@ -204,8 +205,9 @@ cmd_status() {
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
+  build) ensure_binaries; echo "OMNIWITNESS_BIN=$BIN_DIR/omniwitness" ;;
   down) shift; cmd_down "$@" ;;
   status) shift; cmd_status "$@" ;;
   -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-  *) die "unknown command '${1:-}' (use up --origin ORIGIN --log-vkey VKEY [--port N], down [--wipe], status)" ;;
+  *) die "unknown command '${1:-}' (use up --origin ORIGIN --log-vkey VKEY [--port N], build, down [--wipe], status)" ;;
 esac
