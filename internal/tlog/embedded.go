@@ -221,6 +221,9 @@ func (l *Embedded) sequence(ctx context.Context, body, leaf []byte) (indexed, er
 	if _, _, err := l.await.Await(ctx, func() (tessera.Index, error) { return i, nil }); err != nil {
 		return indexed{}, &UnavailableError{Op: "await checkpoint", Err: err}
 	}
+	if l.witnessing != nil {
+		l.witnessing.poke()
+	}
 	return at, nil
 }
 

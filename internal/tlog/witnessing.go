@@ -87,6 +87,7 @@ type witnessing struct {
 	log      *Embedded
 	policy   *witness.Policy
 	onChange func()
+	wake     chan struct{} // an upload's checkpoint is out: go now
 
 	mu        sync.Mutex // guards the fields below
 	witnesses []*witnessState
@@ -96,7 +97,7 @@ type witnessing struct {
 }
 
 func newWitnessing(l *Embedded, p *witness.Policy, hc *http.Client, onChange func()) *witnessing {
-	w := &witnessing{log: l, policy: p, onChange: onChange, lines: map[string][]byte{}}
+	w := &witnessing{log: l, policy: p, onChange: onChange, lines: map[string][]byte{}, wake: make(chan struct{}, 1)}
 	for _, wit := range p.Witnesses {
 		w.witnesses = append(w.witnesses, &witnessState{client: witness.Client{Witness: wit, HTTP: hc},
 			status: WitnessStatus{Name: wit.Key.Name, URL: wit.URL}})
@@ -105,7 +106,8 @@ func newWitnessing(l *Embedded, p *witness.Policy, hc *http.Client, onChange fun
 	return w
 }
 
-// run sends each new checkpoint to the witnesses every interval until ctx ends.
+// run sends each new checkpoint to the witnesses, every interval and whenever an upload
+// saw its checkpoint published, until ctx ends.
 func (w *witnessing) run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -117,7 +119,16 @@ func (w *witnessing) run(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-w.wake:
 		}
+	}
+}
+
+// poke has the loop look at the checkpoint now; it never blocks.
+func (w *witnessing) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -27,13 +27,13 @@ const origin = "cairn.test/federation/witnessed"
 
 // testLog is a log in memory: a Merkle tree and the key that signs its checkpoints.
 type testLog struct {
-	t      *testing.T
+	t      testing.TB
 	tree   *testonly.Tree
 	signer note.Signer
 	key    witness.LogKey
 }
 
-func newTestLog(t *testing.T) *testLog {
+func newTestLog(t testing.TB) *testLog {
 	t.Helper()
 	skey, vkey, err := note.GenerateKey(rand.Reader, origin)
 	if err != nil {
