@@ -38,8 +38,8 @@ func mustDemo(ctx context.Context, t *testing.T, dir string, want ...string) (st
 		t.Fatalf("cairn demo: exit %d, want 0:\n%s", code, out)
 	}
 	wantStory(t, out, want...)
-	if n := strings.Count(out, "\n   ✓ "); n != 8 {
-		t.Fatalf("cairn demo: %d steps held, want 8:\n%s", n, out)
+	if n := strings.Count(out, "\n   ✓ "); n != 9 {
+		t.Fatalf("cairn demo: %d steps held, want 9:\n%s", n, out)
 	}
 	m := anchorMade.FindStringSubmatch(out)
 	if m == nil {
@@ -72,7 +72,8 @@ func TestDemoAgainstDevTwice(t *testing.T) {
 		"AUDIT PASSED  anchor-",
 		"borealis-health$ cairn federation rotate-key", "rotated op_",
 		"cobalt-labs$ cairn federation withdraw", "withdrew op_",
-		"Every step held (run 1, 8 steps).")
+		"witnesses              checkpoint of size", "refused it, HTTP 409: split view",
+		"Every step held (run 1, 9 steps).")
 	t.Logf("run 1:\n%s", out)
 	dev.interrupt(t)
 
@@ -89,7 +90,7 @@ func TestDemoAgainstDevTwice(t *testing.T) {
 		"its earlier receipt still verifies offline",
 		"borealis-health  signs with its rotated key",
 		"AUDIT PASSED  anchor-",
-		"Every step held (run 2, 8 steps).")
+		"Every step held (run 2, 9 steps).")
 	t.Logf("run 2:\n%s", out)
 	if second == first {
 		t.Errorf("the second run anchored %s again, want a new anchor", first)
@@ -135,7 +136,8 @@ func TestDemoFailsOnTamperedState(t *testing.T) {
 	if code, out := devDemo(ctx, t, work, "--fresh"); code != 0 {
 		t.Fatalf("cairn dev --demo --fresh: exit %d, want 0:\n%s", code, out)
 	} else {
-		wantStory(t, out, "Cairn demo, run 1:", "sealed as seq 1..3", "Every step held (run 1, 8 steps).", "cairn dev: stopped")
+		wantStory(t, out, "Cairn demo, run 1:", "sealed as seq 1..3", "witnesses              checkpoint of size", "refused it, HTTP 409: split view",
+			"Every step held (run 1, 9 steps).", "cairn dev: stopped")
 	}
 }
 

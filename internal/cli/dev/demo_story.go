@@ -84,6 +84,7 @@ func (s *demoStory) steps() []demoStep {
 		{"anchor", "The federation anchors them: POST /federation/anchor, as its schedule would", s.anchor},
 		{"receipts", "Each fetches its receipt and verifies it offline", s.receipts},
 		{"audit", "An auditor verifies the anchor live, then audits it with the organizations' exports", s.audit},
+		{"witnesses", "The members' witnesses cosign the log's checkpoints, and refuse one that contradicts them", s.witnesses},
 		{"rotate-key", s.rotating.name + " rotates its key", s.rotate},
 		{"withdraw", s.withdrawing.name + " withdraws from the federation", s.withdraw},
 	}

@@ -64,8 +64,8 @@ func (o *devOptions) logDemoToFile(cmd *cobra.Command) {
 // registrations and pinned keys name the federation that goes with it.
 func (o *devOptions) startOver() error {
 	dirs := []string{filepath.Join(o.env.Dir, demoDir)}
-	if o.manager.LogDir == "" {
-		dirs = append(dirs, filepath.Join(o.env.Dir, "tlog"))
+	if o.manager.LogDir == "" { // the log starts over, and its witnesses with it
+		dirs = append(dirs, filepath.Join(o.env.Dir, "tlog"), filepath.Join(o.env.Dir, devWitnessesDir))
 	}
 	for _, d := range dirs {
 		if err := os.RemoveAll(d); err != nil {

@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,7 +147,8 @@ func startDevWitness(dir, name, addr string, lk witness.LogKey) (*devWitness, er
 }
 
 // setDevWitnessPolicy gives the dev Federation the witnesses as its policy, all of them
-// required, unless it has a policy; it reports whether it set one.
+// required, unless it has a policy; a policy an earlier cairn dev set (these witnesses,
+// these keys) follows them to their addresses now. It reports whether it set one.
 func setDevWitnessPolicy(ctx context.Context, c client.Client, ws []*devWitness) (bool, error) {
 	set := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -153,16 +156,30 @@ func setDevWitnessPolicy(ctx context.Context, c client.Client, ws []*devWitness)
 		if err := c.Get(ctx, devFederation, &fed); err != nil {
 			return err
 		}
-		if fed.Spec.TransparencyLog.Witnesses != nil {
-			return nil
-		}
 		p := &federationv1alpha1.WitnessPolicy{Quorum: int32(len(ws))}
 		for i, w := range ws {
 			p.Witnesses = append(p.Witnesses, federationv1alpha1.WitnessRef{Name: fmt.Sprintf("witness-%d", i+1), Key: w.vkey, URL: w.url})
+		}
+		old := fed.Spec.TransparencyLog.Witnesses
+		switch {
+		case old == nil:
+		case sameWitnesses(old, p) && old.Quorum == p.Quorum:
+			if equality.Semantic.DeepEqual(old, p) {
+				return nil
+			}
+		default:
+			return nil // the administrator's own policy
 		}
 		fed.Spec.TransparencyLog.Witnesses = p
 		set = true
 		return c.Update(ctx, &fed)
 	})
 	return set, err
+}
+
+// sameWitnesses reports whether a and b name the same witnesses by name and key.
+func sameWitnesses(a, b *federationv1alpha1.WitnessPolicy) bool {
+	return slices.EqualFunc(a.Witnesses, b.Witnesses, func(x, y federationv1alpha1.WitnessRef) bool {
+		return x.Name == y.Name && x.Key == y.Key
+	})
 }
