@@ -63,12 +63,12 @@ func cosignedBy(fed *fv1.Federation, ca fv1.CrossAnchor) []string {
 	return v.Witnessed()
 }
 
-// anchorNext has op submit count more entries after lastSeq, and returns the anchor
-// that binds them, once it is logged.
-func anchorNext(ns string, op testOperator, alias string, lastSeq, count int64) fv1.CrossAnchor {
+// anchorNext has op submit two more entries after lastSeq, and returns the anchor that
+// binds them, once it is logged.
+func anchorNext(ns string, op testOperator, alias string, lastSeq int64) fv1.CrossAnchor {
 	GinkgoHelper()
 	before := crossAnchors(ns)
-	Expect(k8sClient.Create(ctx, op.submission(ns, alias, op.next(lastSeq, count)))).To(Succeed())
+	Expect(k8sClient.Create(ctx, op.submission(ns, alias, op.next(lastSeq, 2)))).To(Succeed())
 	var ca fv1.CrossAnchor
 	Eventually(func() bool {
 		for _, c := range crossAnchors(ns) {
@@ -98,7 +98,7 @@ var _ = Describe("Witnessed logs", Label("log"), func() {
 
 		By("an anchor's proof comes to carry the cosignatures of two witnesses at least, and its receipt verifies")
 		submitFor(ns, a, "wit-a", 3)
-		first := anchorNext(ns, a, "wit-a-2", 3, 2)
+		first := anchorNext(ns, a, "wit-a-2", 3)
 		Eventually(func() []string { return cosignedBy(fed, getAnchor(ns, first.Name)) }).Should(HaveLen(3))
 		first = getAnchor(ns, first.Name)
 		verifyReceipts(fed, &first)
@@ -119,12 +119,12 @@ var _ = Describe("Witnessed logs", Label("log"), func() {
 
 		By("with one witness down, anchors still meet 2 of 3")
 		ws[2].Stop()
-		second := anchorNext(ns, a, "wit-a-3", 5, 2)
+		second := anchorNext(ns, a, "wit-a-3", 5)
 		Eventually(func() []string { return cosignedBy(fed, getAnchor(ns, second.Name)) }).Should(ConsistOf("w0.member.example", "w1.member.example"))
 
 		By("with two down, anchoring goes on, and the Federation says the quorum is not met")
 		ws[1].Stop()
-		third := anchorNext(ns, a, "wit-a-4", 7, 2)
+		third := anchorNext(ns, a, "wit-a-4", 7)
 		Expect(third.Status.Phase).To(Equal(fv1.PhaseAnchored))
 		Eventually(federationStatus(fed)).Should(WithTransform(func(s fv1.FederationStatus) string {
 			return conditionReason(fv1.ConditionWitnessed)(s.Conditions)
@@ -146,7 +146,7 @@ var _ = Describe("Witnessed logs", Label("log"), func() {
 		ws := startWitnesses(fed, 3, 2)
 		a := newTestOperator(122, "Forked A")
 		submitFor(ns, a, "fork-a", 3)
-		first := anchorNext(ns, a, "fork-a-2", 3, 2)
+		first := anchorNext(ns, a, "fork-a-2", 3)
 		Eventually(func() []string { return cosignedBy(fed, getAnchor(ns, first.Name)) }).Should(HaveLen(3))
 
 		By("a copy of the log's directory is taken, and the log grows past it")
@@ -155,7 +155,7 @@ var _ = Describe("Witnessed logs", Label("log"), func() {
 		backup := filepath.Join(GinkgoT().TempDir(), "copy")
 		Expect(os.CopyFS(backup, os.DirFS(dir))).To(Succeed())
 		restartLog(fed)
-		second := anchorNext(ns, a, "fork-a-3", 5, 2)
+		second := anchorNext(ns, a, "fork-a-3", 5)
 		Eventually(func() []string { return cosignedBy(fed, getAnchor(ns, second.Name)) }).Should(HaveLen(3))
 		size := getAnchor(ns, second.Name).Status.InclusionProof.TreeSize
 
@@ -164,9 +164,9 @@ var _ = Describe("Witnessed logs", Label("log"), func() {
 		Expect(os.RemoveAll(dir)).To(Succeed())
 		Expect(os.Rename(backup, dir)).To(Succeed())
 		restartLog(fed)
-		third := anchorNext(ns, a, "fork-a-4", 7, 2)
+		third := anchorNext(ns, a, "fork-a-4", 7)
 		for n := int64(9); third.Status.InclusionProof.TreeSize <= size; n += 2 {
-			third = anchorNext(ns, a, fmt.Sprintf("fork-a-%d", n), n, 2)
+			third = anchorNext(ns, a, fmt.Sprintf("fork-a-%d", n), n)
 		}
 		Eventually(federationStatus(fed), "60s").Should(WithTransform(func(s fv1.FederationStatus) string {
 			return conditionReason(fv1.ConditionWitnessed)(s.Conditions)

@@ -66,9 +66,6 @@ type cosigned struct {
 	At          time.Time
 }
 
-// errNoUpdate ends an update's transaction without writing.
-var errNoUpdate = errors.New("no update")
-
 // update reads the log's latest cosigned checkpoint (nil if none) and hands it to decide,
 // in one immediate transaction. decide returns the checkpoint to record, or nil to record
 // nothing, or an error, which rolls the transaction back and is returned.

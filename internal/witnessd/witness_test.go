@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +146,7 @@ func TestWitnessCosignsAGrowingLog(t *testing.T) {
 		if err != nil {
 			t.Fatalf("size %d from %d: %v", log.tree.Size(), old, err)
 		}
-		cosigned := append(r.Checkpoint, line...)
+		cosigned := append(slices.Clone(r.Checkpoint), line...)
 		if _, err := note.Open(cosigned, note.VerifierList(verifier)); err != nil {
 			t.Fatalf("formats does not verify the witness's cosignature: %v", err)
 		}

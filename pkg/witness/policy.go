@@ -183,7 +183,7 @@ func ParsePolicy(text []byte) (*Policy, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
 	if !quorumSet {
 		return nil, fmt.Errorf("%w: no \"quorum\" line", ErrPolicy)

@@ -153,7 +153,7 @@ func TestWitnessedFederationOnDev(t *testing.T) {
 	if err := os.Rename(backup, logDir); err != nil {
 		t.Fatal(err)
 	}
-	dev = startDev(ctx, t, work, "cairn dev: ready", devFlags...)
+	startDev(ctx, t, work, "cairn dev: ready", devFlags...) // stopped by the test's cleanup
 	api.waitReady(ctx)
 	var forked string
 	for range 4 { // past the size the witnesses cosigned

@@ -107,7 +107,7 @@ func waitLogVerifierKey(ctx context.Context, c client.Client) (string, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("the Federation's log key: %w (last: %v)", ctx.Err(), err)
+			return "", fmt.Errorf("the Federation's log key: %w", errors.Join(ctx.Err(), err))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -24,7 +24,7 @@ func witnessChecks(r *protocol.Receipt, keys *trustedKeys) ([]protocol.Check, er
 	}
 	var b protocol.LogBundle
 	if err := json.Unmarshal(r.TLogEntry, &b); err != nil {
-		return nil, fmt.Errorf("%w: tlog_entry: %v", protocol.ErrMalformed, err)
+		return nil, fmt.Errorf("%w: tlog_entry: %w", protocol.ErrMalformed, err)
 	}
 	logKey, err := protocol.ParseLogPublicKeyPEM([]byte(*r.TLogPublicKeyPEM))
 	if err != nil {
