@@ -16,6 +16,24 @@ import (
 // logPrefix is where the embedded log's C2SP tlog-tiles are served.
 const logPrefix = "/federation/log"
 
+// servedLogFederation returns the Federation whose embedded log this server serves from
+// its log directory; otherwise it answers the request (404 log_not_served, or the failure
+// to read the Federation) and returns false.
+func (s *Server) servedLogFederation(w http.ResponseWriter, r *http.Request) (*fv1.Federation, bool) {
+	ctx := r.Context()
+	fed, err := s.loadFederation(ctx)
+	if err != nil {
+		s.fail(ctx, w, "read the federation", err)
+		return nil, false
+	}
+	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor || s.logDir == "" {
+		writeError(w, &apiError{status: http.StatusNotFound, code: "log_not_served",
+			message: "this server does not serve the federation's transparency log: it is a Rekor log, or this replica has no log directory"})
+		return nil, false
+	}
+	return fed, true
+}
+
 // serveLog answers GET /federation/log/checkpoint and GET /federation/log/tile/...: the
 // Federation's embedded log, read-only, from the directory the controllers write it in
 // (Options.LogDir/<namespace>/<name>). It reads the files without opening the log, so
@@ -23,14 +41,8 @@ const logPrefix = "/federation/log"
 // sees a whole file. A Rekor log is not served here: its entries are Rekor's.
 func (s *Server) serveLog(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	fed, err := s.loadFederation(ctx)
-	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
-		return
-	}
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor || s.logDir == "" {
-		writeError(w, &apiError{status: http.StatusNotFound, code: "log_not_served",
-			message: "this server does not serve the federation's transparency log: it is a Rekor log, or this replica has no log directory"})
+	fed, ok := s.servedLogFederation(w, r)
+	if !ok {
 		return
 	}
 	dir := filepath.Join(s.logDir, fed.Namespace, fed.Name)

@@ -88,14 +88,8 @@ func (s *Server) readCosignedCheckpoint(ctx context.Context, fed *fv1.Federation
 // serveWitnesses answers GET /federation/log/witnesses.
 func (s *Server) serveWitnesses(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	fed, err := s.loadFederation(ctx)
-	if err != nil {
-		s.fail(ctx, w, "read the federation", err)
-		return
-	}
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor || s.logDir == "" {
-		writeError(w, &apiError{status: http.StatusNotFound, code: "log_not_served",
-			message: "this server does not serve the federation's transparency log: it is a Rekor log, or this replica has no log directory"})
+	fed, ok := s.servedLogFederation(w, r)
+	if !ok {
 		return
 	}
 	vkey, err := federation.LogVerifierKey(ctx, s.client, fed)
@@ -103,15 +97,10 @@ func (s *Server) serveWitnesses(w http.ResponseWriter, r *http.Request) {
 		s.fail(ctx, w, "read the log's key", err)
 		return
 	}
-	key, err := s.logKey(ctx, fed)
+	key, policy, err := s.logTrust(ctx, fed)
 	if err != nil {
 		s.fail(ctx, w, "read the log's key", err)
 		return
-	}
-	policy, err := federation.WitnessPolicy(fed)
-	if err != nil {
-		s.log.WarnContext(ctx, "The Federation's witness policy does not parse", "error", err)
-		policy = nil
 	}
 	resp := witnessesResponse{LogVerifierKey: vkey, Witnesses: []witnessRow{}}
 	if policy != nil {
@@ -141,14 +130,10 @@ func (s *Server) serveWitnesses(w http.ResponseWriter, r *http.Request) {
 // cosignatures of the Federation's witnesses it has.
 func (s *Server) serveCheckpoint(w http.ResponseWriter, r *http.Request, fed *fv1.Federation) {
 	ctx := r.Context()
-	key, err := s.logKey(ctx, fed)
+	key, policy, err := s.logTrust(ctx, fed)
 	if err != nil {
 		s.fail(ctx, w, "read the log's key", err)
 		return
-	}
-	policy, err := federation.WitnessPolicy(fed)
-	if err != nil {
-		policy = nil // the checkpoint is served without cosignatures
 	}
 	cc := s.readCosignedCheckpoint(ctx, fed, key, policy)
 	if cc == nil {
@@ -159,4 +144,20 @@ func (s *Server) serveCheckpoint(w http.ResponseWriter, r *http.Request, fed *fv
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(cc.text)
+}
+
+// logTrust is what the log's checkpoints are checked under: its key, and the Federation's
+// witness policy (nil without one, or when it does not parse, which is logged: the
+// checkpoint is then shown with the log's signature alone).
+func (s *Server) logTrust(ctx context.Context, fed *fv1.Federation) (crypto.PublicKey, *witness.Policy, error) {
+	key, err := s.logKey(ctx, fed)
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := federation.WitnessPolicy(fed)
+	if err != nil {
+		s.log.WarnContext(ctx, "The Federation's witness policy does not parse", "error", err)
+		policy = nil
+	}
+	return key, policy, nil
 }

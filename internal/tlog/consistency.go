@@ -22,22 +22,13 @@ import (
 // root, or that the tiles do not prove consistent with it, is a *witness.SplitViewError
 // stating both; a log that does not answer is an *UnavailableError.
 func CheckURLConsistency(ctx context.Context, base *url.URL, hc *http.Client, key crypto.PublicKey, seenNote []byte, seen *protocol.Checkpoint) ([]byte, error) {
-	limited := &http.Client{Transport: limitedTransport{next: http.DefaultTransport}}
-	if hc != nil {
-		limited.Transport, limited.Timeout = limitedTransport{next: cmpTransport(hc.Transport)}, hc.Timeout
-	}
-	root := *base
-	f, err := client.NewHTTPFetcher(&root, limited)
+	f, err := urlFetcher(base, hc)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := f.ReadCheckpoint(ctx)
+	raw, cp, err := readCheckpoint(ctx, f, "log at "+base.String(), key)
 	if err != nil {
-		return nil, &UnavailableError{Op: "read checkpoint", Err: err}
-	}
-	cp, err := protocol.OpenCheckpoint(raw, key)
-	if err != nil {
-		return nil, fmt.Errorf("log at %s: checkpoint: %w", base, err)
+		return nil, err
 	}
 	split := func(reason string) error {
 		return &witness.SplitViewError{Reason: reason, Seen: seenNote, Offered: raw}

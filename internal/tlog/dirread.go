@@ -58,12 +58,7 @@ const MaxTileBytes = 4 << 20
 // status other than 200, a body over MaxTileBytes) is an *UnavailableError; a checkpoint
 // not signed by key, or tiles that do not lead to its root, are other errors.
 func ReadURLEntry(ctx context.Context, base *url.URL, hc *http.Client, index int64, key crypto.PublicKey) (*Entry, error) {
-	limited := &http.Client{Transport: limitedTransport{next: http.DefaultTransport}}
-	if hc != nil {
-		limited.Transport, limited.Timeout = limitedTransport{next: cmpTransport(hc.Transport)}, hc.Timeout
-	}
-	root := *base
-	f, err := client.NewHTTPFetcher(&root, limited)
+	f, err := urlFetcher(base, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +74,9 @@ func readTiledEntry(ctx context.Context, f tileReader, where string, index int64
 	if err != nil {
 		return nil, err
 	}
-	raw, err := f.ReadCheckpoint(ctx)
+	raw, cp, err := readCheckpoint(ctx, f, where, key)
 	if err != nil {
-		return nil, &UnavailableError{Op: "read checkpoint", Err: err}
-	}
-	cp, err := protocol.OpenCheckpoint(raw, key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: checkpoint: %w", where, err)
+		return nil, err
 	}
 	if index < 0 || uint64(index) >= cp.Size {
 		return nil, fmt.Errorf("%w: index %d, log size %d", ErrNotFound, index, cp.Size)
@@ -118,6 +109,30 @@ func readTiledEntry(ctx context.Context, f tileReader, where string, index int64
 		return nil, fmt.Errorf("%s: entry %d: %w", where, index, err)
 	}
 	return e, nil
+}
+
+// urlFetcher reads the tlog-tiles log at base with hc's transport and timeout (nil: the
+// default transport, no timeout), refusing answers over MaxTileBytes.
+func urlFetcher(base *url.URL, hc *http.Client) (*client.HTTPFetcher, error) {
+	limited := &http.Client{Transport: limitedTransport{next: http.DefaultTransport}}
+	if hc != nil {
+		limited.Transport, limited.Timeout = limitedTransport{next: cmpTransport(hc.Transport)}, hc.Timeout
+	}
+	root := *base
+	return client.NewHTTPFetcher(&root, limited)
+}
+
+// readCheckpoint reads f's checkpoint and verifies it under key; where names the log.
+func readCheckpoint(ctx context.Context, f tileReader, where string, key crypto.PublicKey) ([]byte, *protocol.Checkpoint, error) {
+	raw, err := f.ReadCheckpoint(ctx)
+	if err != nil {
+		return nil, nil, &UnavailableError{Op: "read checkpoint", Err: err}
+	}
+	cp, err := protocol.OpenCheckpoint(raw, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: checkpoint: %w", where, err)
+	}
+	return raw, cp, nil
 }
 
 // limitedTransport refuses answers over MaxTileBytes.

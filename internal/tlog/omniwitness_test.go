@@ -106,27 +106,13 @@ func TestOmniwitnessCosignsTheEmbeddedLog(t *testing.T) {
 	}
 
 	// Fork: the directory put back to a copy of size 3, then grown past the 5 it saw.
-	if err := l.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	backup := filepath.Join(t.TempDir(), "copy")
-	if err := os.CopyFS(backup, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
+	backup := copyLogDir(t, l, dir)
 	l = open()
 	for n := 3; n < 5; n++ {
 		upload(t, l, n)
 	}
 	waitWitnessing(t, l, "size 5 cosigned", func(s WitnessingStatus) bool { return s.WitnessedSize == 5 })
-	if err := l.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(backup, dir); err != nil {
-		t.Fatal(err)
-	}
+	putBack(t, l, dir, backup)
 	l = open()
 	for n := 100; n < 104; n++ {
 		upload(t, l, n)

@@ -143,13 +143,7 @@ func TestWitnessesRefuseAForkedLog(t *testing.T) {
 		upload(t, l, n)
 	}
 	waitWitnessing(t, l, "size 3 cosigned", func(s WitnessingStatus) bool { return s.WitnessedSize == 3 })
-	if err := l.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	backup := filepath.Join(t.TempDir(), "copy")
-	if err := os.CopyFS(backup, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
+	backup := copyLogDir(t, l, dir)
 	l = openWitnessedLog(t, dir, p)
 	for n := 3; n < 6; n++ {
 		upload(t, l, n)
@@ -157,15 +151,7 @@ func TestWitnessesRefuseAForkedLog(t *testing.T) {
 	waitWitnessing(t, l, "size 6 cosigned by all", func(s WitnessingStatus) bool {
 		return s.WitnessedSize == 6 && s.Witnesses[0].CosignedSize == 6 && s.Witnesses[1].CosignedSize == 6 && s.Witnesses[2].CosignedSize == 6
 	})
-	if err := l.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(backup, dir); err != nil {
-		t.Fatal(err)
-	}
+	putBack(t, l, dir, backup)
 	l = openWitnessedLog(t, dir, p)
 	for n := 100; n < 102; n++ { // size 5: behind what the witnesses cosigned
 		upload(t, l, n)
@@ -233,4 +219,32 @@ func BenchmarkWitnessedUpload(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(len(cosigned)-len(plain)), "cosignature-bytes")
+}
+
+// copyLogDir closes l and copies its directory dir, as a backup of the stopped log.
+func copyLogDir(t testing.TB, l *Embedded, dir string) string {
+	t.Helper()
+	if err := l.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(backup, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	return backup
+}
+
+// putBack closes l and puts the copy backup in place of its directory dir: a restore
+// from an old backup.
+func putBack(t testing.TB, l *Embedded, dir, backup string) {
+	t.Helper()
+	if err := l.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(backup, dir); err != nil {
+		t.Fatal(err)
+	}
 }

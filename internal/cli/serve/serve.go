@@ -244,21 +244,6 @@ func (c *ChainService) Serve(ctx context.Context, addr string, listening func(ur
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	listening("http://" + DialAddress(l.Addr().String()))
-	select {
-	case err := <-done:
-		return fmt.Errorf("chain service: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("chain service: shut down: %w", err)
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("chain service: %w", err)
-	}
-	return nil
+	listening("http://" + DialAddress(l.Addr().String())) // connections wait in the backlog until Serve takes them
+	return cmdutil.ServeHTTP(ctx, srv, l, serveShutdownTimeout, "chain service")
 }

@@ -3,7 +3,6 @@
 package witness
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -167,23 +166,14 @@ func (o *serveOptions) Run(cmd *cobra.Command) error {
 	srv := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: readTimeout, ReadTimeout: readTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn)}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
 	origins := make([]string, len(o.logKeys))
 	for i, k := range o.logKeys {
 		origins[i] = k.Origin
 	}
 	slog.InfoContext(ctx, "Started the witness", "url", "http://"+serve.DialAddress(l.Addr().String()),
 		"verifierKey", cosigner.Key().String(), "logs", origins, "state", o.state)
-	select {
-	case err := <-done:
-		return fmt.Errorf("witness: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("witness: shut down: %w", err)
+	if err := cmdutil.ServeHTTP(ctx, srv, l, shutdownTimeout, "witness"); err != nil {
+		return err
 	}
 	slog.InfoContext(ctx, "Stopped the witness", "state", o.state)
 	return nil
