@@ -60,7 +60,14 @@ func newFederationAuditCommand(fo *federationOptions) *cobra.Command {
     index is read afresh, its inclusion proved against the log's current checkpoint, and
     its record checked: the SHA-512 of the cross-anchor hash, the federation key, its
     signature. A log that does not answer, or a receipt with no tlog_url (its federation
-    had no public URL), skips this check, unless --log names the log.
+    had no public URL), skips this check, unless --log names the log. For a tlog-tiles log
+    (the embedded log) log_consistency proves from its tiles that its checkpoint now
+    extends the one of the receipt's proof: a log rewritten or rolled back since is a
+    split view, reported with both checkpoints;
+  - witnesses: with a witness policy (--witness-policy, or one pinned), the checkpoint of
+    the receipt's proof must carry its quorum of cosignatures; the check names who
+    cosigned. A checkpoint of a size this machine saw before with another root is a split
+    view (as verify reports it).
 
 The federation's records: --fetch-records FILE reads, from --service and its log, each
 participant's key history (GET /federation/operator/{id}/keys) with the log's proof of

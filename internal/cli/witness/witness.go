@@ -99,9 +99,10 @@ func newServeCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the witness: POST /add-checkpoint",
 		Long: `Serve the witness until interrupted. It cosigns checkpoints of the logs named by --log
-(each a log's signed-note verifier key, <origin>+<hash>+<key>, as the federation's
-GET /federation/log/snapshots states it in tlog_verifier_key), keeps in --state the latest
-checkpoint it cosigned of each, and refuses any checkpoint that does not extend it.
+(each a log's signed-note verifier key, <origin>+<hash>+<key>, as a federation's
+GET /federation/log/witnesses states it in log_verifier_key), keeps in --state the latest
+checkpoint it cosigned of each, and refuses any checkpoint that does not extend it. Its
+state must outlive it: a witness that forgets what it cosigned cannot catch a rollback.
 
   POST /add-checkpoint          C2SP tlog-witness
   GET  /checkpoint/<origin>     the latest checkpoint it cosigned, with its cosignature
@@ -109,7 +110,7 @@ checkpoint it cosigned of each, and refuses any checkpoint that does not extend 
                                 they contradict (JSON)`,
 		Args: cmdutil.NoArgs,
 		Example: `  cairn witness serve --key witness.key --state witness.db \
-    --log 'cairn.example/federation/prod+8a3c5f21+AVn...' --addr 127.0.0.1:8480`,
+    --log 'cairn.federation/cairn/cairn+0a7f1df3+AaPt...' --addr 127.0.0.1:8480`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmdutil.Run(cmd, args, o) },
 	}
 	cmd.Flags().StringVar(&o.keyFile, "key", "witness.key", "the witness's private key (cairn witness keygen)")
