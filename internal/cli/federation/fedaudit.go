@@ -269,19 +269,30 @@ func (o *auditOptions) auditLog(ctx context.Context, a *auditReport, r *protocol
 		a.Skip("log", name, "the receipt names no log URL: audited offline (pass --log to read the entry)")
 		return
 	}
-	if !rekor { // first: a log rewritten since is said as such, whatever its entry now
-		auditConsistency(ctx, a, r, base, key)
-	}
 	entry, err := readLogEntry(ctx, base, rekor, *r.TLogLogIndex, key)
 	switch {
 	case errors.Is(err, tlog.ErrUnavailable) && o.log == "":
 		a.Skip("log", name, fmt.Sprintf("the log at %s did not answer (%v): audited offline", base, err))
 		return
-	case err != nil:
+	case errors.Is(err, tlog.ErrUnavailable): // down: nothing more to read from it
 		a.Fail("log", name, err)
 		return
+	case err != nil:
+		a.Fail("log", name, err)
+	default:
+		checkFreshEntry(a, r, entry, key, rekor, base)
 	}
+	if !rekor && len(r.TLogEntry) > 0 { // whatever its entry now: a log rewritten since is said as such
+		auditConsistency(ctx, a, r, base, key)
+	}
+}
+
+// checkFreshEntry checks that the entry the log holds now at the receipt's index, entry,
+// records the receipt's anchor under key.
+func checkFreshEntry(a *auditReport, r *protocol.Receipt, entry *tlog.Entry, key crypto.PublicKey, rekor bool, base string) {
+	const name = "tlog_entry"
 	fresh := *r
+	var err error
 	if fresh.TLogEntry, err = json.Marshal(&entry.Bundle); err != nil {
 		a.Fail("log", name, err)
 		return
