@@ -28,6 +28,7 @@ mariadbd="$(command -v mariadbd || command -v /usr/sbin/mariadbd || echo mariadb
 hack/postgres-up.sh >/dev/null
 postgres_env="${CAIRN_POSTGRES_STATE:-${TMPDIR:-/tmp}/cairn-postgres-$(id -u)}/env"
 postgres_bin="$(. "$postgres_env" && printf '%s' "$CAIRN_POSTGRES_BIN_DIR")"
+omniwitness_bin="$(hack/omniwitness.sh build | sed -n 's/^OMNIWITNESS_BIN=//p')"
 
 row go "$(go version)"
 row kube-apiserver "$(first_line "$assets/kube-apiserver" --version)"
@@ -42,3 +43,4 @@ row mariadb "$(first_line "$mariadbd" --version)"
 row postgresql "$(first_line "$postgres_bin/postgres" --version) at $postgres_bin"
 row trillian "$(module_version "$rekor_bin/trillian_log_server" github.com/google/trillian)"
 row rekor "$(module_version "$rekor_bin/rekor-server" github.com/sigstore/rekor)"
+row omniwitness "$(module_version "$omniwitness_bin" github.com/transparency-dev/witness) at $omniwitness_bin"
