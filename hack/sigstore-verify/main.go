@@ -32,6 +32,12 @@
 // --key is a PEM "PUBLIC KEY" (PKIX) Ed25519 key. The bundle's
 // verificationMaterial.publicKey.hint only selects that key; it is not
 // trusted. Exit status: 0 verified, 1 verification failed, 2 usage error.
+//
+// sigstore-go expects a Rekor v2 checkpoint's origin to be the host name of
+// the log's baseUrl in the trusted root, without a port (it verifies the
+// checkpoint as signed by url.Hostname(baseUrl)): a log run with
+// --hostname=127.0.0.1:3120 fails with "note has no verifiable signatures";
+// run it with --hostname=127.0.0.1 and publish baseUrl http://127.0.0.1:3120.
 package main
 
 import (
