@@ -185,8 +185,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if kv.GetKind() == "hashedrekord" && kv.GetVersion() == "0.0.2" {
 			rekorV2++
 		}
-		fmt.Fprintf(stdout, "tlog entry verified: log %s index %d (%s/%s), included in checkpoint of size %d, log id %s\n",
-			tl.BaseURL, e.GetLogIndex(), kv.GetKind(), kv.GetVersion(), e.GetInclusionProof().GetTreeSize(), id)
+		// The checkpoint's signed note text is "origin\nsize\nroot hash\n...";
+		// inclusionProof.treeSize and rootHash are not what was verified.
+		cp := strings.SplitN(e.GetInclusionProof().GetCheckpoint().GetEnvelope(), "\n", 3)
+		if len(cp) < 3 {
+			return errors.New("verified checkpoint has no size line")
+		}
+		fmt.Fprintf(stdout, "tlog entry verified: log %s index %d (%s/%s), included in checkpoint %q of size %s, log id %s\n",
+			tl.BaseURL, e.GetLogIndex(), kv.GetKind(), kv.GetVersion(), cp[0], cp[1], id)
 	}
 	if rekorV2 == 0 {
 		return errors.New("no verified Rekor v2 (hashedrekord 0.0.2) entry in the bundle")
