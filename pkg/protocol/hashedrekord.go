@@ -87,14 +87,15 @@ func NewHashedRekord(content []byte, key ed25519.PrivateKey) ([]byte, error) {
 	return canonical.Marshal(body)
 }
 
-// VerifyHashedRekord checks that body is a hashedrekord 0.0.1 entry logging content:
+// VerifyHashedRekord checks that body is a hashedrekord entry logging content: the
+// 0.0.1 body NewHashedRekord makes, or the 0.0.2 body Rekor v2 records for it
+// (HashedRekordV2Request):
 //
-//   - body is one JSON object (any layout) with exactly the members of the format, no
-//     duplicates, apiVersion "0.0.1", kind "hashedrekord", algorithm "sha512", a value of
-//     128 lowercase hex, a signature of canonical padded base64 of 64 bytes and a public key
-//     that is the base64 of an Ed25519 PEM (see ParsePublicKeyPEM). Else ErrMalformed.
-//   - value equals hex(SHA-512(content)). Else a *MismatchError with Field
-//     "data.hash.value".
+//   - body is one JSON object (any layout) with exactly the members of its version's
+//     format, no duplicates, and that format's fixed values (see ParseHashedRekord). Else
+//     ErrMalformed.
+//   - the logged digest equals SHA-512(content). Else a *MismatchError with Field
+//     "data.hash.value" (0.0.1) or "data.digest" (0.0.2).
 //   - the signature is the embedded key's Ed25519ph signature over that digest. Else
 //     ErrSignature.
 //   - when trusted is not nil, the embedded key equals trusted. Else ErrKeyNotTrusted.
@@ -102,33 +103,68 @@ func NewHashedRekord(content []byte, key ed25519.PrivateKey) ([]byte, error) {
 // With trusted nil only self-consistency is checked: the caller must bind the embedded key
 // some other way. Whether the log included the entry is not checked here.
 func VerifyHashedRekord(body, content []byte, trusted ed25519.PublicKey) error {
-	b, err := decodeHashedRekord(body)
+	h, err := ParseHashedRekord(body)
 	if err != nil {
 		return err
+	}
+	digest := sha512.Sum512(content)
+	if !bytes.Equal(h.Digest, digest[:]) {
+		if h.APIVersion == hashedRekordAPIVersion {
+			return &MismatchError{Field: "data.hash.value", Want: hex.EncodeToString(digest[:]), Got: hex.EncodeToString(h.Digest)}
+		}
+		return &MismatchError{Field: "data.digest", Want: base64.StdEncoding.EncodeToString(digest[:]), Got: base64.StdEncoding.EncodeToString(h.Digest)}
+	}
+	if err := ed25519.VerifyWithOptions(h.PublicKey, h.Digest, h.Signature, ed25519ph); err != nil {
+		return fmt.Errorf("%w: hashedrekord Ed25519ph signature over the content's SHA-512", ErrSignature)
+	}
+	if trusted != nil && !h.PublicKey.Equal(trusted) {
+		return fmt.Errorf("%w: hashedrekord signed by %s, trusted key is %s", ErrKeyNotTrusted, Fingerprint(h.PublicKey), Fingerprint(trusted))
+	}
+	return nil
+}
+
+// HashedRekord is what a hashedrekord body states, in either version Cairn reads.
+type HashedRekord struct {
+	// APIVersion is "0.0.1" (Rekor v1, the embedded log) or "0.0.2" (Rekor v2).
+	APIVersion string
+	// Digest is the SHA-512 digest of the logged content (64 bytes).
+	Digest []byte
+	// Signature is the Ed25519ph signature over Digest (64 bytes).
+	Signature []byte
+	// PublicKey is the key the body names.
+	PublicKey ed25519.PublicKey
+}
+
+// ParseHashedRekord decodes a hashedrekord body strictly and checks its shape, but not its
+// signature (VerifyHashedRekord does). A 0.0.1 body has apiVersion "0.0.1", kind
+// "hashedrekord", algorithm "sha512", a value of 128 lowercase hex, a signature of
+// canonical padded base64 of 64 bytes and a public key that is the base64 of an Ed25519
+// PEM (see ParsePublicKeyPEM); a 0.0.2 body is the one HashedRekordV2Request describes.
+// Anything else is ErrMalformed.
+func ParseHashedRekord(body []byte) (*HashedRekord, error) {
+	if v, err := hashedRekordVersion(body); err != nil {
+		return nil, err
+	} else if v == hashedRekordV2APIVersion {
+		return decodeHashedRekordV2(body)
+	}
+	b, err := decodeHashedRekord(body)
+	if err != nil {
+		return nil, err
 	}
 	sig, err := decodeCanonicalBase64("signature.content", b.Spec.Signature.Content, ed25519.SignatureSize)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pemText, err := decodeCanonicalBase64("signature.publicKey.content", b.Spec.Signature.PublicKey.Content, -1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pub, err := ParsePublicKeyPEM(pemText)
 	if err != nil {
-		return fmt.Errorf("signature.publicKey.content: %w", err)
+		return nil, fmt.Errorf("signature.publicKey.content: %w", err)
 	}
-	digest := sha512.Sum512(content)
-	if want := hex.EncodeToString(digest[:]); b.Spec.Data.Hash.Value != want {
-		return &MismatchError{Field: "data.hash.value", Want: want, Got: b.Spec.Data.Hash.Value}
-	}
-	if err := ed25519.VerifyWithOptions(pub, digest[:], sig, ed25519ph); err != nil {
-		return fmt.Errorf("%w: hashedrekord Ed25519ph signature over the content's SHA-512", ErrSignature)
-	}
-	if trusted != nil && !pub.Equal(trusted) {
-		return fmt.Errorf("%w: hashedrekord signed by %s, trusted key is %s", ErrKeyNotTrusted, Fingerprint(pub), Fingerprint(trusted))
-	}
-	return nil
+	digest, _ := hex.DecodeString(b.Spec.Data.Hash.Value) // shape checked by decodeHashedRekord
+	return &HashedRekord{APIVersion: b.APIVersion, Digest: digest, Signature: sig, PublicKey: pub}, nil
 }
 
 // decodeHashedRekord decodes body strictly: exact member names at every level, all present,

@@ -54,6 +54,11 @@ type LogVerification struct {
 	// of body, integratedTime, logID and logIndex (see EntryTimestampPayload). Both Rekor
 	// and the embedded log give one; VerifyLogBundle requires it.
 	SignedEntryTimestamp string `json:"signedEntryTimestamp,omitempty"`
+	// RFC3161Timestamps are timestamp authorities' answers (DER TimeStampResp, standard
+	// base64) over the entry's signature: the time of an entry in a Rekor v2 log, which
+	// signs no entry timestamps. VerifyLogBundle checks them when
+	// LogVerifyOptions.TimestampAuthorities is set.
+	RFC3161Timestamps []string `json:"rfc3161Timestamps,omitempty"`
 }
 
 // InclusionProof is an RFC 6962 inclusion proof and the checkpoint it leads to.
@@ -80,6 +85,10 @@ type LogVerifyOptions struct {
 	// legacy receipts, made before the embedded log signed entry timestamps; the caller
 	// must then not rely on integratedTime and must bind logIndex some other way.
 	AllowMissingSET bool
+	// TimestampAuthorities, when not nil, are the certificate chains (leaf first, root
+	// last) of the timestamp authorities trusted for the bundle's RFC3161Timestamps: at
+	// least one timestamp must verify under one of them, over the entry's signature.
+	TimestampAuthorities [][]*x509.Certificate
 }
 
 // VerifyLogBundle checks offline that the log holding opts.Key included b's entry, and
@@ -131,14 +140,24 @@ func VerifyLogBundle(b *LogBundle, opts LogVerifyOptions) ([]byte, error) {
 		return nil, fmt.Errorf("%w: checkpoint is for size %d root %x, the proof for size %d root %x",
 			ErrNotIncluded, cp.Size, cp.Root, p.TreeSize, root)
 	}
-	if b.Verification.SignedEntryTimestamp == "" {
-		if !opts.AllowMissingSET {
-			return nil, fmt.Errorf("%w: no signed entry timestamp", ErrNotIncluded)
+	switch {
+	case b.Verification.SignedEntryTimestamp != "":
+		if err := verifySET(b, opts.Key); err != nil {
+			return nil, err
 		}
-		return body, nil
+	case IsRekorV2Body(body):
+		// Rekor v2 signs no entry timestamps: the proof binds the index, and the log
+		// states no time (the timestamps below do).
+		if b.IntegratedTime != 0 || b.LogIndex != p.LogIndex || len(b.UUID) != 64 {
+			return nil, fmt.Errorf("%w: a Rekor v2 entry states integratedTime 0, one logIndex and a 64-hex uuid", ErrMalformed)
+		}
+	case !opts.AllowMissingSET:
+		return nil, fmt.Errorf("%w: no signed entry timestamp", ErrNotIncluded)
 	}
-	if err := verifySET(b, opts.Key); err != nil {
-		return nil, err
+	if opts.TimestampAuthorities != nil {
+		if _, err := verifyBundleTimestamps(b, body, opts.TimestampAuthorities); err != nil {
+			return nil, err
+		}
 	}
 	return body, nil
 }
