@@ -11,7 +11,7 @@ import (
 )
 
 // Checkpointer is a log that can say what it holds now: its latest checkpoint, a signed
-// note verified under the log's key before it is returned. Both backends are.
+// note verified under the log's key before it is returned. Every backend is.
 type Checkpointer interface {
 	// Checkpoint returns the latest checkpoint, parsed, and its note text as the log
 	// signed it.
@@ -21,6 +21,7 @@ type Checkpointer interface {
 var (
 	_ Checkpointer = (*Embedded)(nil)
 	_ Checkpointer = (*Rekor)(nil)
+	_ Checkpointer = (*RekorV2)(nil)
 )
 
 // Checkpoint returns the embedded log's latest checkpoint.
@@ -59,4 +60,15 @@ func (r *Rekor) Checkpoint(ctx context.Context) (*protocol.Checkpoint, []byte, e
 		return nil, nil, fmt.Errorf("rekor tree head: %w", err)
 	}
 	return cp, raw, nil
+}
+
+// Checkpoint returns the Rekor v2 log's latest checkpoint, read from its tiles and
+// verified under its pinned key.
+func (r *RekorV2) Checkpoint(ctx context.Context) (*protocol.Checkpoint, []byte, error) {
+	f, err := urlFetcher(r.read, r.http)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, cp, err := readCheckpoint(ctx, f, "rekor v2 log at "+r.read.String(), r.key)
+	return cp, raw, err
 }

@@ -6,13 +6,10 @@ import (
 	"context"
 	"crypto"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -42,10 +39,7 @@ type RekorOptions struct {
 
 // Rekor is a client of a Sigstore Rekor v1 server.
 type Rekor struct {
-	base     *url.URL
-	http     *http.Client
-	attempts int
-	backoff  time.Duration
+	retrying
 
 	keyMu sync.Mutex
 	key   crypto.PublicKey // pinned or fetched; nil until known
@@ -53,20 +47,11 @@ type Rekor struct {
 
 // NewRekor returns a client for the server at o.URL.
 func NewRekor(o RekorOptions) (*Rekor, error) {
-	base, err := url.Parse(strings.TrimSuffix(cmp.Or(o.URL, PublicRekorURL), "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("rekor URL %q: want http(s)://host[:port]", o.URL)
+	rt, err := newRetrying("rekor", cmp.Or(o.URL, PublicRekorURL), o.Timeout, o.Attempts, o.Backoff, o.HTTPClient)
+	if err != nil {
+		return nil, err
 	}
-	r := &Rekor{base: base, http: o.HTTPClient, attempts: o.Attempts, backoff: o.Backoff}
-	if r.http == nil {
-		r.http = &http.Client{Timeout: max(o.Timeout, 30*time.Second)}
-	}
-	if r.attempts <= 0 {
-		r.attempts = 4
-	}
-	if r.backoff <= 0 {
-		r.backoff = time.Second
-	}
+	r := &Rekor{retrying: rt}
 	if o.PublicKeyPEM != nil {
 		if r.key, err = protocol.ParseLogPublicKeyPEM(o.PublicKeyPEM); err != nil {
 			return nil, fmt.Errorf("pinned rekor key: %w", err)
@@ -74,9 +59,6 @@ func NewRekor(o RekorOptions) (*Rekor, error) {
 	}
 	return r, nil
 }
-
-// URL returns the server's base URL.
-func (r *Rekor) URL() string { return r.base.String() }
 
 // rekorEntries is Rekor's LogEntry: one entry under its UUID.
 type rekorEntries map[string]protocol.LogBundle
@@ -210,103 +192,4 @@ func (r *Rekor) Reachable(ctx context.Context) error {
 		return &UnavailableError{Op: "reach", Err: statusError(resp)}
 	}
 	return nil
-}
-
-// do sends a request, retrying while the log is unreachable or answers 408, 429 or 5xx.
-// When every attempt fails that way, the error is an *UnavailableError. Any other answer
-// is returned for the caller to read.
-func (r *Rekor) do(ctx context.Context, op, method, pathAndQuery string, body []byte) (*http.Response, error) {
-	u, err := r.base.Parse(pathAndQuery)
-	if err != nil {
-		return nil, err
-	}
-	var last error
-	for attempt := range r.attempts {
-		if attempt > 0 {
-			wait := r.backoff << (attempt - 1)
-			if ra := retryAfter(last); ra > 0 {
-				wait = ra
-			}
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return nil, &UnavailableError{Op: op, Err: errors.Join(ctx.Err(), last)}
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		if strings.HasSuffix(u.Path, "/publicKey") {
-			req.Header.Set("Accept", "application/x-pem-file") // else Rekor quotes it as a JSON string
-		}
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := r.http.Do(req)
-		if err != nil {
-			last = err
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500 {
-			last = &retryableStatus{status: resp.StatusCode, msg: readMessage(resp), after: parseRetryAfter(resp.Header.Get("Retry-After"))}
-			drain(resp)
-			continue
-		}
-		return resp, nil
-	}
-	return nil, &UnavailableError{Op: op, Err: last}
-}
-
-// retryableStatus is an answer worth retrying.
-type retryableStatus struct {
-	status int
-	msg    string
-	after  time.Duration
-}
-
-func (e *retryableStatus) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.msg) }
-
-func retryAfter(err error) time.Duration {
-	var rs *retryableStatus
-	if errors.As(err, &rs) {
-		return min(rs.after, 5*time.Minute)
-	}
-	return 0
-}
-
-// parseRetryAfter reads a Retry-After header in seconds (the HTTP-date form is ignored).
-func parseRetryAfter(v string) time.Duration {
-	s, err := strconv.Atoi(v)
-	if err != nil || s < 0 {
-		return 0
-	}
-	return time.Duration(s) * time.Second
-}
-
-// statusError describes an unexpected answer.
-func statusError(resp *http.Response) error {
-	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, readMessage(resp))
-}
-
-// readMessage returns the message of Rekor's error body, or the start of the body.
-func readMessage(resp *http.Response) string {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	return strings.TrimSpace(string(raw))
-}
-
-// drain reads what is left of a body, so the connection is reused, and closes it.
-func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
 }

@@ -1,9 +1,11 @@
 // Package tlog records Cairn's statements in a transparency log and proves they are
-// there: one interface, Log, with two backends. Rekor talks to a Sigstore Rekor v1 server
-// (the public instance by default); Embedded is an append-only log on tessera's POSIX
-// storage, served read-only as C2SP tlog-tiles. Both record the same hashedrekord bodies
-// (protocol.NewHashedRekord) and return the same proof bundle (protocol.LogBundle), which
-// protocol.VerifyLogBundle checks offline for either.
+// there: one interface, Log, with three backends. Rekor talks to a Sigstore Rekor v1
+// server (the public instance by default); RekorV2 to a Sigstore Rekor v2 (rekor-tiles)
+// log, with an RFC 3161 timestamp authority for the time its entries do not carry;
+// Embedded is an append-only log on tessera's POSIX storage, served read-only as C2SP
+// tlog-tiles. All take the same hashedrekord bodies (protocol.NewHashedRekord; Rekor v2
+// records them as hashedrekord 0.0.2) and return the same proof bundle
+// (protocol.LogBundle), which protocol.VerifyLogBundle checks offline for any of them.
 //
 // Errors say whether to retry: an *UnavailableError (ErrUnavailable) means the log could
 // not be reached or asked to come back later, and nothing was recorded that a retry would
