@@ -216,6 +216,9 @@ func (r *CrossAnchorReconciler) record(ca *fv1.CrossAnchor, e *tlog.Entry) {
 		ca.Status.InclusionProof.Hashes = append(ca.Status.InclusionProof.Hashes, fv1.Hash(h))
 	}
 	ca.Status.SignedEntryTimestamp = e.Bundle.Verification.SignedEntryTimestamp
+	if ts := e.Bundle.Verification.RFC3161Timestamps; len(ts) > 0 { // an entry read back has none: keep the upload's
+		ca.Status.RFC3161Timestamps = ts
+	}
 	ca.Status.EntryBody = e.Bundle.Body
 	ca.Status.NextRetryTime = nil
 	r.setConditions(ca, metav1.ConditionTrue, fv1.ReasonAnchored, fmt.Sprintf("recorded at log index %d", e.Index))

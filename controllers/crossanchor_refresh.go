@@ -11,13 +11,16 @@ import (
 	fv1 "github.com/cairn-dev/cairn/api/v1alpha1"
 	"github.com/cairn-dev/cairn/internal/federation"
 	"github.com/cairn-dev/cairn/internal/tlog"
+	"github.com/cairn-dev/cairn/pkg/protocol"
 )
 
 // lacksTimestamp reports whether ca is in the log without a signed entry timestamp in
 // its status: the embedded log logged it before it signed entry timestamps (issue 14,
-// hole 5). Its receipts need one, so the entry is read back once.
+// hole 5). Its receipts need one, so the entry is read back once. A Rekor v2 entry has
+// RFC 3161 timestamps instead, taken at upload.
 func lacksTimestamp(ca *fv1.CrossAnchor) bool {
-	return ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.SignedEntryTimestamp == ""
+	return ca.Status.Phase == fv1.PhaseAnchored && ca.Status.LogEntry != nil && ca.Status.SignedEntryTimestamp == "" &&
+		len(ca.Status.RFC3161Timestamps) == 0
 }
 
 // refreshEntry reads ca's entry back from fed's log, which gives a signed entry timestamp
@@ -83,6 +86,14 @@ func (r *CrossAnchorReconciler) readBack(ctx context.Context, fed *fv1.Federatio
 	log, err := r.Logs.For(ctx, r.Client, fed)
 	if err != nil {
 		return nil, err
+	}
+	key, err := log.PublicKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if logID, err := protocol.LogID(key); err != nil || ca.Status.InclusionProof == nil || string(ca.Status.InclusionProof.LogID) != logID {
+		// Logged in a log the federation has moved from: its proof stays as it is.
+		return nil, reconcile.TerminalError(fmt.Errorf("CrossAnchor %s is in a log Federation %s no longer uses", ca.Name, fed.Name))
 	}
 	e, err := log.Entry(ctx, ca.Status.LogEntry.LogIndex)
 	if err != nil {

@@ -126,6 +126,9 @@ func verifyReceipts(fed *fv1.Federation, ca *fv1.CrossAnchor) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(protocol.VerifyHashedRekord(body, content, fedPub)).To(Succeed())
 	}
+	if onRekorV2() {
+		verifySigstoreBundle(fed, ca, logKey)
+	}
 }
 
 var _ = Describe("Federation", Label("log"), func() {

@@ -143,24 +143,57 @@ func (o testOperator) signed(ns, alias string, id fv1.OperatorID, seg segment, c
 	}
 }
 
-// suiteLog is the log the Federations of the log specs use: embedded, or the local Rekor
-// of hack/rekor-up.sh when CAIRN_FEDERATION_LOG=rekor (make test runs those specs once
-// each way).
+// suiteLog is the log the Federations of the log specs use: embedded, the local Rekor
+// of hack/rekor-up.sh when CAIRN_FEDERATION_LOG=rekor, or the local Rekor v2 and
+// timestamp authority of hack/rekor-v2-up.sh when it is rekor-v2 (make test runs those
+// specs each way).
 func suiteLog() fv1.TransparencyLog {
-	if os.Getenv("CAIRN_FEDERATION_LOG") != "rekor" {
-		return fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}
+	switch os.Getenv("CAIRN_FEDERATION_LOG") {
+	case "rekor":
+		url := os.Getenv("REKOR_URL")
+		Expect(url).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor needs REKOR_URL (hack/rekor-up.sh)")
+		return fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url}
+	case "rekor-v2":
+		return rekorV2Log()
 	}
-	url := os.Getenv("REKOR_URL")
-	Expect(url).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor needs REKOR_URL (hack/rekor-up.sh)")
-	return fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: url}
+	return fv1.TransparencyLog{Type: fv1.TransparencyLogEmbedded}
 }
 
-func onRekor() bool { return os.Getenv("CAIRN_FEDERATION_LOG") == "rekor" }
+// rekorV2Log is the local Rekor v2 of hack/rekor-v2-up.sh, as its env file describes it.
+func rekorV2Log() fv1.TransparencyLog {
+	GinkgoHelper()
+	read := func(name string) string {
+		path := os.Getenv(name)
+		Expect(path).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor-v2 needs %s (hack/rekor-v2-up.sh)", name)
+		text, err := os.ReadFile(path)
+		Expect(err).NotTo(HaveOccurred())
+		return string(text)
+	}
+	url, tsa := os.Getenv("REKOR_V2_URL"), os.Getenv("TSA_TIMESTAMP_URL")
+	Expect(url).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor-v2 needs REKOR_V2_URL (hack/rekor-v2-up.sh)")
+	Expect(tsa).NotTo(BeEmpty(), "CAIRN_FEDERATION_LOG=rekor-v2 needs TSA_TIMESTAMP_URL (hack/rekor-v2-up.sh)")
+	return fv1.TransparencyLog{Type: fv1.TransparencyLogRekorV2, URL: url, ReadURL: os.Getenv("REKOR_V2_READ_URL"),
+		PublicKeyPEM:       read("REKOR_V2_PUBLIC_KEY"),
+		TimestampAuthority: &fv1.TimestampAuthority{URL: tsa, CertChainPEM: read("TSA_CERT_CHAIN")}}
+}
+
+// onRekor reports whether the log specs run against a local Rekor, v1 or v2.
+func onRekor() bool {
+	v := os.Getenv("CAIRN_FEDERATION_LOG")
+	return v == "rekor" || v == "rekor-v2"
+}
+
+// onRekorV2 reports whether the log specs run against the local Rekor v2.
+func onRekorV2() bool { return os.Getenv("CAIRN_FEDERATION_LOG") == "rekor-v2" }
 
 // stopLog makes fed's log unavailable: the embedded log is closed; the local Rekor's
 // server is stopped.
 func stopLog(fed *fv1.Federation) {
 	GinkgoHelper()
+	if onRekorV2() {
+		rekorV2Script("stop-rekor")
+		return
+	}
 	if onRekor() {
 		rekorScript("stop-rekor")
 		return
@@ -172,16 +205,22 @@ func stopLog(fed *fv1.Federation) {
 // a restart, so the client is made again and fetches it.
 func restartLog(fed *fv1.Federation) {
 	GinkgoHelper()
-	if onRekor() {
+	if onRekorV2() {
+		rekorV2Script("start-rekor")
+	} else if onRekor() {
 		rekorScript("start-rekor")
 	}
 	suiteLogs.restart(client.ObjectKeyFromObject(fed))
 }
 
-func rekorScript(sub string) {
+func rekorScript(sub string) { runHack("rekor-up.sh", sub) }
+
+func rekorV2Script(sub string) { runHack("rekor-v2-up.sh", sub) }
+
+func runHack(script, sub string) {
 	GinkgoHelper()
-	out, err := exec.Command("bash", filepath.Join("..", "hack", "rekor-up.sh"), sub).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "hack/rekor-up.sh %s:\n%s", sub, out)
+	out, err := exec.Command("bash", filepath.Join("..", "hack", script), sub).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "hack/%s %s:\n%s", script, sub, out)
 }
 
 // touchFederation changes fed's spec (minParticipants), so that its controller reconciles

@@ -71,6 +71,14 @@ func (l *Logs) For(ctx context.Context, c client.Client, fed *fv1.Federation) (t
 			return nil, err
 		}
 		log = rekor
+	case fv1.TransparencyLogRekorV2:
+		o := federation.RekorV2Options(spec)
+		o.Timeout, o.Attempts, o.Backoff, o.HTTPClient = l.Rekor.Timeout, l.Rekor.Attempts, l.Rekor.Backoff, l.Rekor.HTTPClient
+		rekor, err := tlog.NewRekorV2(o)
+		if err != nil {
+			return nil, err
+		}
+		log = rekor
 	default:
 		dir := filepath.Join(l.Dir, fed.Namespace, fed.Name)
 		key, err := logKey(ctx, c, fed, dir)

@@ -26,7 +26,7 @@ func (s *Server) servedLogFederation(w http.ResponseWriter, r *http.Request) (*f
 		s.fail(ctx, w, "read the federation", err)
 		return nil, false
 	}
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor || s.logDir == "" {
+	if fed.Spec.TransparencyLog.IsRemote() || s.logDir == "" {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "log_not_served",
 			message: "this server does not serve the federation's transparency log: it is a Rekor log, or this replica has no log directory"})
 		return nil, false

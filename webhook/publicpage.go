@@ -222,7 +222,7 @@ func (s *Server) logEntryLink(fed *fv1.Federation, e *fv1.LogEntry, logSize uint
 	}
 	l := &logLink{Index: e.LogIndex}
 	switch {
-	case fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor:
+	case fed.Spec.TransparencyLog.IsRemote():
 		if u, err := url.Parse(e.URL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
 			l.Href = e.URL
 		}
@@ -239,7 +239,7 @@ func (s *Server) logEntryLink(fed *fv1.Federation, e *fv1.LogEntry, logSize uint
 // log's, read from its directory, or for a Rekor log the newest weekly snapshot (the
 // page asks no remote log anything). nil when there is none.
 func (s *Server) latestCheckpoint(ctx context.Context, fed *fv1.Federation, key crypto.PublicKey) *checkpointView {
-	if fed.Spec.TransparencyLog.Type != fv1.TransparencyLogRekor {
+	if !fed.Spec.TransparencyLog.IsRemote() {
 		if s.logDir == "" {
 			return nil
 		}

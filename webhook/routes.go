@@ -213,6 +213,22 @@ func (s *Server) routes() []route {
 			},
 		},
 		{
+			method: http.MethodGet, path: "/federation/anchor/{id}/sigstore-bundle",
+			summary: "An anchor's log leg as a Sigstore bundle",
+			description: "The log entry of an anchor the federation made, once its proof verifies under one of the federation's log keys, " +
+				"as a Sigstore bundle (application/vnd.dev.sigstore.bundle.v0.3+json): the message signature is the federation's Ed25519ph " +
+				"signature over the SHA-512 of the anchor's 32 raw cross_anchor_hash bytes; the verification material holds the log entry " +
+				"with its inclusion proof and checkpoint and, for Rekor v2, the RFC 3161 timestamps. Sigstore's tools verify it with the " +
+				"federation's key and GET /federation/log/trusted-root (docs/AUDITORS.md).",
+			handler: http.HandlerFunc(s.serveSigstoreBundle),
+			params:  []paramDoc{{in: "path", name: "id", description: "The anchor ID, such as anchor-20261124-001."}},
+			errors: []errorDoc{
+				{http.StatusBadRequest, []string{"invalid_anchor_id"}, "The ID is not of the form anchor-YYYYMMDD-NNN."},
+				{http.StatusNotFound, []string{"anchor_not_found", "anchor_not_logged"}, "No anchor of that ID that the federation made; or the log has not recorded it, or its proof does not verify."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
 			method: http.MethodGet, path: "/federation/verify/{id}",
 			summary: "Verify an anchor now",
 			description: "A live check trusting nothing stored: recomputes the hash, verifies the signature under the anchor's own key " +
@@ -327,6 +343,19 @@ func (s *Server) routes() []route {
 			errors: []errorDoc{
 				{http.StatusNotFound, []string{"log_not_served"}, "The Federation's log is a Rekor log or this replica has no log directory."},
 				{http.StatusServiceUnavailable, []string{"federation_not_ready"}, "The Federation does not exist."},
+			},
+		},
+		{
+			method: http.MethodGet, path: logPrefix + "/trusted-root",
+			summary: "The log's Sigstore trusted root",
+			description: "The Sigstore trusted root (application/vnd.dev.sigstore.trustedroot+json;version=0.1) of the federation's Rekor " +
+				"log and, for Rekor v2, its RFC 3161 timestamp authority: the log's key and, for Rekor v2, the key ID its checkpoints " +
+				"name it by (the origin read from its latest checkpoint, verified under the key). With the federation's key, " +
+				"Sigstore's tools verify the bundles of GET /federation/anchor/{id}/sigstore-bundle.",
+			handler: http.HandlerFunc(s.serveTrustedRoot),
+			errors: []errorDoc{
+				{http.StatusNotFound, []string{"log_not_served"}, "The Federation's log is its embedded log."},
+				{http.StatusServiceUnavailable, []string{"federation_not_ready", "log_key_unavailable", "log_unreachable"}, "The Federation does not exist; its log key is not pinned; or the log's checkpoint could not be read and verified."},
 			},
 		},
 		{

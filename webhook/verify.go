@@ -129,10 +129,21 @@ func (s *Server) logKey(ctx context.Context, fed *fv1.Federation) (crypto.Public
 }
 
 // entryReader returns how to fetch an entry of fed's log now: the embedded log's files in
-// LogDir/<namespace>/<name> (tlog.ReadDirEntry), or the Rekor server fed names, pinned to
-// key. A replica without a log directory reaches no embedded log.
+// LogDir/<namespace>/<name> (tlog.ReadDirEntry), or the Rekor server (v1 or v2) fed
+// names, pinned to key. A replica without a log directory reaches no embedded log.
 func (s *Server) entryReader(fed *fv1.Federation, key crypto.PublicKey) func(context.Context, int64) (*tlog.Entry, error) {
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+	switch fed.Spec.TransparencyLog.Type {
+	case fv1.TransparencyLogRekorV2:
+		return func(ctx context.Context, index int64) (*tlog.Entry, error) {
+			o := federation.RekorV2Options(fed.Spec.TransparencyLog)
+			o.Attempts, o.HTTPClient = 1, &http.Client{Timeout: rekorVerifyTimeout}
+			rekor, err := tlog.NewRekorV2(o)
+			if err != nil {
+				return nil, err
+			}
+			return rekor.Entry(ctx, index)
+		}
+	case fv1.TransparencyLogRekor:
 		return func(ctx context.Context, index int64) (*tlog.Entry, error) {
 			rekor, err := tlog.NewRekor(tlog.RekorOptions{URL: fed.Spec.TransparencyLog.URL,
 				PublicKeyPEM: []byte(fed.Spec.TransparencyLog.PublicKeyPEM), Attempts: 1,

@@ -179,6 +179,15 @@ type CrossAnchorStatus struct {
 	// +kubebuilder:validation:MaxLength=4096
 	SignedEntryTimestamp string `json:"signedEntryTimestamp,omitempty"`
 
+	// rfc3161Timestamps are the timestamp authority's answers (DER TimeStampResp,
+	// standard base64) over the logged signature: the time of an entry in a Rekor v2 log,
+	// which signs no entry timestamps.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MaxLength=32768
+	RFC3161Timestamps []string `json:"rfc3161Timestamps,omitempty"`
+
 	// entryBody is the log entry's body (the hashedrekord), standard base64, so that
 	// receipts carry the log's proof without the key that signed the entry.
 	// +optional

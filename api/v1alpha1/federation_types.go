@@ -34,7 +34,7 @@ const (
 )
 
 // TransparencyLogType selects the log that records cross-anchors.
-// +kubebuilder:validation:Enum=embedded;rekor
+// +kubebuilder:validation:Enum=embedded;rekor;rekor-v2
 type TransparencyLogType string
 
 const (
@@ -42,13 +42,19 @@ const (
 	TransparencyLogEmbedded TransparencyLogType = "embedded"
 	// TransparencyLogRekor is a Sigstore Rekor v1 server at spec.transparencyLog.url.
 	TransparencyLogRekor TransparencyLogType = "rekor"
+	// TransparencyLogRekorV2 is a Sigstore Rekor v2 (rekor-tiles) log at
+	// spec.transparencyLog.url, with the timestamp authority of
+	// spec.transparencyLog.timestampAuthority.
+	TransparencyLogRekorV2 TransparencyLogType = "rekor-v2"
 )
 
 // TransparencyLog says where cross-anchors, registrations and key rotations are logged.
 // +kubebuilder:validation:XValidation:rule="self.type != 'rekor' || has(self.url)",message="url is required when type is rekor"
-// +kubebuilder:validation:XValidation:rule="self.type != 'rekor' || !has(self.witnesses)",message="witnesses are for the embedded log: a Rekor log is witnessed by its own operator's witnesses"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['rekor', 'rekor-v2']) || !has(self.witnesses)",message="witnesses are for the embedded log: a Rekor log is witnessed by its own operator's witnesses"
+// +kubebuilder:validation:XValidation:rule="self.type != 'rekor-v2' || (has(self.url) && has(self.publicKeyPEM) && has(self.timestampAuthority))",message="url, publicKeyPEM and timestampAuthority are required when type is rekor-v2"
+// +kubebuilder:validation:XValidation:rule="self.type == 'rekor-v2' || (!has(self.readURL) && !has(self.timestampAuthority))",message="readURL and timestampAuthority are for type rekor-v2"
 type TransparencyLog struct {
-	// type is embedded (the default) or rekor.
+	// type is embedded (the default), rekor (Rekor v1) or rekor-v2.
 	// +optional
 	// +kubebuilder:default=embedded
 	Type TransparencyLogType `json:"type,omitempty"`
@@ -68,6 +74,27 @@ type TransparencyLog struct {
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN PUBLIC KEY-----\\n') && self.endsWith('\\n-----END PUBLIC KEY-----\\n') && !self.contains('\\r')",message="publicKeyPEM must be a PEM PUBLIC KEY block in its exact form (LF line ends, one final LF)"
 	PublicKeyPEM string `json:"publicKeyPEM,omitempty"`
 
+	// readURL is where a Rekor v2 log's C2SP tlog-tiles are read (checkpoint, tile/...,
+	// tile/entries/...); default url, as Sigstore's public Rekor v2 logs serve them.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="readURL must be an http or https URL"
+	ReadURL string `json:"readURL,omitempty"`
+
+	// retiredLogs are the logs the federation recorded in before this one (a Rekor v1
+	// log's pinned key when it moved to Rekor v2, say): earlier receipts' log legs keep
+	// verifying under their keys. The embedded log's own key, and the pinned Rekor key
+	// while the embedded log is used, count without being listed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	RetiredLogs []RetiredLog `json:"retiredLogs,omitempty"`
+
+	// timestampAuthority is the RFC 3161 timestamp authority that timestamps each entry
+	// of a Rekor v2 log, whose entries carry no time of their own.
+	// +optional
+	TimestampAuthority *TimestampAuthority `json:"timestampAuthority,omitempty"`
+
 	// signingKeySecretRef names the Secret holding the embedded log's checkpoint signing
 	// key (a signed-note Ed25519 private key under the key "log.key"). It is generated
 	// when absent and never overwritten.
@@ -79,6 +106,38 @@ type TransparencyLog struct {
 	// readers. Only for the embedded log.
 	// +optional
 	Witnesses *WitnessPolicy `json:"witnesses,omitempty"`
+}
+
+// RetiredLog is a transparency log a federation no longer records in.
+type RetiredLog struct {
+	// publicKeyPEM is the log's public key, in the form of
+	// spec.transparencyLog.publicKeyPEM.
+	// +required
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('-----BEGIN PUBLIC KEY-----\\n') && self.endsWith('\\n-----END PUBLIC KEY-----\\n') && !self.contains('\\r')",message="publicKeyPEM must be a PEM PUBLIC KEY block in its exact form (LF line ends, one final LF)"
+	PublicKeyPEM string `json:"publicKeyPEM"`
+}
+
+// IsRemote reports whether the log is a Rekor server (v1 or v2) rather than the
+// embedded log the manager runs.
+func (t TransparencyLog) IsRemote() bool {
+	return t.Type == TransparencyLogRekor || t.Type == TransparencyLogRekorV2
+}
+
+// TimestampAuthority is an RFC 3161 timestamp authority.
+type TimestampAuthority struct {
+	// url is the authority's timestamp endpoint, for example
+	// https://timestamp.sigstore.dev/api/v1/timestamp.
+	// +required
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="url must be an http or https URL"
+	URL string `json:"url"`
+
+	// certChainPEM is the authority's certificate chain: PEM CERTIFICATE blocks, the
+	// signing certificate first and the root last. Every timestamp must verify under it.
+	// +required
+	// +kubebuilder:validation:MaxLength=16384
+	CertChainPEM string `json:"certChainPEM"`
 }
 
 // FederationSpec is the federation's configuration, owned by its administrators (GitOps).

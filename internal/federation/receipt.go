@@ -172,9 +172,9 @@ func logBundle(ca *fv1.CrossAnchor) (*protocol.LogBundle, error) {
 	}
 	e, p := ca.Status.LogEntry, ca.Status.InclusionProof
 	b := &protocol.LogBundle{UUID: e.UUID, Body: ca.Status.EntryBody, LogID: string(p.LogID), LogIndex: e.LogIndex,
-		Verification: protocol.LogVerification{SignedEntryTimestamp: ca.Status.SignedEntryTimestamp,
+		Verification: protocol.LogVerification{SignedEntryTimestamp: ca.Status.SignedEntryTimestamp, RFC3161Timestamps: ca.Status.RFC3161Timestamps,
 			InclusionProof: protocol.InclusionProof{LogIndex: p.LogIndex, RootHash: string(p.RootHash), TreeSize: p.TreeSize, Checkpoint: p.Checkpoint}}}
-	if e.IntegratedTime != nil {
+	if e.IntegratedTime != nil && ca.Status.SignedEntryTimestamp != "" { // else the log states no time (Rekor v2)
 		b.IntegratedTime = e.IntegratedTime.Unix()
 	}
 	for _, h := range p.Hashes {

@@ -65,7 +65,7 @@ var ErrNoLogKey = errors.New("the embedded log's key Secret does not exist")
 // Rekor log whose key is not pinned. It never creates the Secret (the Federation
 // controller does): a missing one is ErrNoLogKey.
 func LogPublicKeyPEM(ctx context.Context, c client.Reader, fed *fv1.Federation) (string, error) {
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+	if fed.Spec.TransparencyLog.IsRemote() {
 		return fed.Spec.TransparencyLog.PublicKeyPEM, nil
 	}
 	skey, err := logPrivateKey(ctx, c, fed)
@@ -79,7 +79,7 @@ func LogPublicKeyPEM(ctx context.Context, c client.Reader, fed *fv1.Federation) 
 // LogVerifierKey returns the signed-note verifier key of fed's embedded log, the line a
 // witness names the log by; "" for a Rekor log.
 func LogVerifierKey(ctx context.Context, c client.Reader, fed *fv1.Federation) (string, error) {
-	if fed.Spec.TransparencyLog.Type == fv1.TransparencyLogRekor {
+	if fed.Spec.TransparencyLog.IsRemote() {
 		return "", nil
 	}
 	skey, err := logPrivateKey(ctx, c, fed)
