@@ -90,6 +90,17 @@ func (c *Client) Anchor(ctx context.Context) (*AnchorResult, error) {
 	return &out, nil
 }
 
+// TrustedRoot returns the Sigstore trusted root of the federation's Rekor log (GET
+// /federation/log/trusted-root), as the federation serves it: the caller checks the keys
+// it names against the ones it trusts.
+func (c *Client) TrustedRoot(ctx context.Context) (json.RawMessage, error) {
+	out, err := get[json.RawMessage](ctx, c, request{method: http.MethodGet, path: "/federation/log/trusted-root", auth: authNone})
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
 // get sends req and decodes the answer as a T.
 func get[T any](ctx context.Context, c *Client, req request) (*T, error) {
 	var out T

@@ -150,3 +150,34 @@ func NewTrustedRoot(logs []Log, authorities []Authority) (*TrustedRoot, error) {
 func (t *TrustedRoot) Marshal() ([]byte, error) { return json.MarshalIndent(t, "", "  ") }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// LogKeys returns the public keys of the trusted root's logs, as a verifier would read
+// them: a caller checks them against the keys it trusts before it passes the root on.
+func (t *TrustedRoot) LogKeys() ([]crypto.PublicKey, error) {
+	keys := make([]crypto.PublicKey, 0, len(t.Tlogs))
+	for i, l := range t.Tlogs {
+		der, err := base64.StdEncoding.DecodeString(l.PublicKey.RawBytes)
+		if err != nil {
+			return nil, fmt.Errorf("tlogs[%d].publicKey: %w", i, err)
+		}
+		key, err := x509.ParsePKIXPublicKey(der)
+		if err != nil {
+			return nil, fmt.Errorf("tlogs[%d].publicKey: %w", i, err)
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+// ParseTrustedRoot decodes a trusted root's JSON, which must have the media type
+// NewTrustedRoot writes.
+func ParseTrustedRoot(raw []byte) (*TrustedRoot, error) {
+	var t TrustedRoot
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, fmt.Errorf("trusted root: %w", err)
+	}
+	if t.MediaType != TrustedRootMediaType {
+		return nil, fmt.Errorf("trusted root: media type %q, want %q", t.MediaType, TrustedRootMediaType)
+	}
+	return &t, nil
+}

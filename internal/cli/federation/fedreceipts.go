@@ -31,6 +31,7 @@ type receiptsOptions struct {
 	outputDir   string
 	since       string
 	trustNewKey bool
+	format      string
 }
 
 func newFederationReceiptsCommand(fo *federationOptions) *cobra.Command {
@@ -55,6 +56,12 @@ The federation's current keys are checked against the pins first: another key is
 unless --trust-new-key is given, which pins the new one (cairn federation trust shows
 them first); with nothing pinned, the keys presented are pinned (trust on first use).
 
+With --format sigstore-bundle it also writes, beside each receipt that has its log proof,
+DIR/<anchor_id>.sigstore.json: the log leg as a Sigstore bundle (v0.3), made here from the
+verified receipt, and DIR/trusted_root.json, the federation's Sigstore trusted root (GET
+/federation/log/trusted-root), once the log key it names is the trusted one. Sigstore's own
+tools verify a bundle with the federation's key (docs/AUDITORS.md).
+
 Exit status: 0 every receipt verified and was written (or was unchanged), 3 one or more
 did not verify, named a kept anchor's ID or was weaker than the kept copy (the others were
 written), or the federation presents keys other than those pinned, 1 the federation could
@@ -62,6 +69,9 @@ not be reached, 2 the arguments are wrong.`,
 		Args: cmdutil.NoArgs,
 		Example: `  # Fetch and verify every receipt of the operator registered from this machine
   cairn federation receipts --output-dir receipts
+
+  # Also as Sigstore bundles, with the federation's trusted root
+  cairn federation receipts --output-dir receipts --format sigstore-bundle
 
   # The receipts of another federation, as JSON
   cairn federation receipts --service https://federation.example.org --json`,
@@ -72,6 +82,7 @@ not be reached, 2 the arguments are wrong.`,
 	cmd.Flags().StringVar(&o.outputDir, "output-dir", "", "directory to write the receipts into")
 	cmd.Flags().StringVar(&o.since, "since", "", "only the receipts of anchors after this anchor ID")
 	cmd.Flags().BoolVar(&o.trustNewKey, "trust-new-key", false, "pin the keys the federation presents now, replacing the pinned ones")
+	cmd.Flags().StringVar(&o.format, "format", formatCairn, "cairn, or sigstore-bundle to write each log proof as a Sigstore bundle too")
 	return cmd
 }
 
@@ -85,6 +96,10 @@ type receiptsResult struct {
 	Refused   []refusedReceipt `json:"refused"`
 	// Weaker are receipts that verified but prove less than the copy kept: not written.
 	Weaker []weakerReceipt `json:"weaker"`
+	// Bundles are the Sigstore bundles written (--format sigstore-bundle).
+	Bundles []string `json:"sigstore_bundles,omitempty"`
+	// TrustedRoot is the trusted root file written with them.
+	TrustedRoot string `json:"trusted_root,omitempty"`
 }
 
 // weakerReceipt is a served receipt with fewer verified legs (protocol.ReceiptLegs) than
@@ -104,6 +119,9 @@ type refusedReceipt struct {
 func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if o.outputDir == "" {
 		return cmdutil.UsageError{Err: errors.New("--output-dir is required")}
+	}
+	if o.format != formatCairn && o.format != formatSigstoreBundle {
+		return cmdutil.UsageError{Err: fmt.Errorf("--format %q: want %s or %s", o.format, formatCairn, formatSigstoreBundle)}
 	}
 	s, err := fo.connect(cmd, &o.operator)
 	if err != nil {
@@ -127,6 +145,12 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	if o.format == formatSigstoreBundle && len(res.Bundles) > 0 {
+		if err := writeTrustedRoot(ctx, c, o.outputDir, keys.log); err != nil {
+			return err
+		}
+		res.TrustedRoot = trustedRootFile(o.outputDir)
 	}
 	if err := printReceiptsResult(cmd.OutOrStdout(), fo.json, o.outputDir, res); err != nil {
 		return err
@@ -180,7 +204,7 @@ func (o *receiptsOptions) keep(raw json.RawMessage, operator string, keys *trust
 	switch {
 	case err == nil && bytes.Equal(old, raw):
 		res.Unchanged = append(res.Unchanged, id)
-		return nil
+		return o.bundle(report.Receipt, keys, res)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	case err == nil:
@@ -207,6 +231,21 @@ func (o *receiptsOptions) keep(raw json.RawMessage, operator string, keys *trust
 		return err
 	}
 	res.Written = append(res.Written, id)
+	return o.bundle(report.Receipt, keys, res)
+}
+
+// bundle writes r's Sigstore bundle beside it when --format asks for one.
+func (o *receiptsOptions) bundle(r *protocol.Receipt, keys *trustedKeys, res *receiptsResult) error {
+	if o.format != formatSigstoreBundle {
+		return nil
+	}
+	wrote, err := writeSigstoreBundle(o.outputDir, r, keys.log)
+	if err != nil {
+		return fmt.Errorf("the Sigstore bundle of %s: %w", r.AnchorID, err)
+	}
+	if wrote {
+		res.Bundles = append(res.Bundles, sigstoreBundleFile(o.outputDir, r.AnchorID))
+	}
 	return nil
 }
 
@@ -243,6 +282,12 @@ func printReceiptsResult(w io.Writer, asJSON bool, dir string, res receiptsResul
 	for _, r := range res.Weaker {
 		fmt.Fprintf(&b, "KEPT      %s: the federation served a weaker receipt (%s) than the one kept (%s): kept, not replaced\n",
 			r.AnchorID, legsName(r.ServedLegs), legsName(r.KeptLegs))
+	}
+	for _, path := range res.Bundles {
+		fmt.Fprintf(&b, "bundle    %s\n", path)
+	}
+	if res.TrustedRoot != "" {
+		fmt.Fprintf(&b, "root      %s (the federation's Sigstore trusted root)\n", res.TrustedRoot)
 	}
 	fmt.Fprintf(&b, "%d written, %d unchanged, %d refused, %d weaker kept\n", len(res.Written), len(res.Unchanged), len(res.Refused), len(res.Weaker))
 	_, err := io.WriteString(w, b.String())
