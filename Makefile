@@ -14,6 +14,8 @@ ENVTEST_ASSETS = $$(KUBE_VERSION=$(ENVTEST_K8S_VERSION) hack/setup-envtest.sh)
 EXTERNAL_CRDS = $$(hack/setup-crds.sh)
 # The env file hack/rekor-up.sh writes: REKOR_URL, REKOR_CLI and the rest.
 REKOR_ENV = $${CAIRN_REKOR_STATE:-$${TMPDIR:-/tmp}/cairn-rekor-$$(id -u)}/env
+# The env file hack/rekor-v2-up.sh writes: REKOR_V2_URL, TSA_URL and the rest.
+REKOR_V2_ENV = $${CAIRN_REKOR_V2_STATE:-$${TMPDIR:-/tmp}/cairn-rekor-v2-$$(id -u)}/env
 # The env file hack/postgres-up.sh writes: CAIRN_POSTGRES_DSN and the rest.
 POSTGRES_ENV = $${CAIRN_POSTGRES_STATE:-$${TMPDIR:-/tmp}/cairn-postgres-$$(id -u)}/env
 
@@ -141,6 +143,14 @@ rekor-up: ## Start a local Rekor v1 stack for the integration tests (hack/rekor-
 .PHONY: rekor-down
 rekor-down: ## Stop the local Rekor stack.
 	hack/rekor-down.sh
+
+.PHONY: rekor-v2-up
+rekor-v2-up: ## Start a local Rekor v2 (rekor-tiles) and an RFC 3161 timestamp authority (hack/rekor-v2-up.sh; rekor-v2-down stops them).
+	hack/rekor-v2-up.sh up >/dev/null
+
+.PHONY: rekor-v2-down
+rekor-v2-down: ## Stop the local Rekor v2 and timestamp authority (their keys and log stay).
+	hack/rekor-v2-up.sh down
 
 .PHONY: postgres-up
 postgres-up: ## Start a private PostgreSQL for the history store's tests (hack/postgres-up.sh; postgres-down stops it).

@@ -29,6 +29,7 @@ hack/postgres-up.sh >/dev/null
 postgres_env="${CAIRN_POSTGRES_STATE:-${TMPDIR:-/tmp}/cairn-postgres-$(id -u)}/env"
 postgres_bin="$(. "$postgres_env" && printf '%s' "$CAIRN_POSTGRES_BIN_DIR")"
 omniwitness_bin="$(hack/omniwitness.sh build | sed -n 's/^OMNIWITNESS_BIN=//p')"
+rekor_v2_bin="$(hack/rekor-v2-up.sh build)"
 
 row go "$(go version)"
 row kube-apiserver "$(first_line "$assets/kube-apiserver" --version)"
@@ -44,3 +45,6 @@ row postgresql "$(first_line "$postgres_bin/postgres" --version) at $postgres_bi
 row trillian "$(module_version "$rekor_bin/trillian_log_server" github.com/google/trillian)"
 row rekor "$(module_version "$rekor_bin/rekor-server" github.com/sigstore/rekor)"
 row omniwitness "$(module_version "$omniwitness_bin" github.com/transparency-dev/witness) at $omniwitness_bin"
+row rekor-tiles "$(module_version "$rekor_v2_bin/rekor-server-posix" github.com/sigstore/rekor-tiles/v2) at $rekor_v2_bin"
+# timestamp-server is built from a patched copy of its module, so its build info says (devel).
+row tsa "timestamp-authority $("$rekor_v2_bin/timestamp-server" version 2>/dev/null | sed -n 's/^GitVersion:[[:space:]]*//p') (metrics address patched)"
