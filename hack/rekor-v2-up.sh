@@ -8,6 +8,9 @@
 #   hack/rekor-v2-up.sh down        stop every process this script started (by pid file)
 #   hack/rekor-v2-up.sh down --wipe ... and delete the state dir (keys, log, logs)
 #   hack/rekor-v2-up.sh status      show each component; exit 0 only if all of them answer
+#   hack/rekor-v2-up.sh stop-rekor  stop ONLY rekor-server (uploads then fail with 502 from the
+#                                   front; the tiles and the TSA stay up): a log outage for tests
+#   hack/rekor-v2-up.sh start-rekor start rekor-server again (same port, key and tree), wait ready
 #
 # `up` prints the env file on stdout and writes it to $STATE/env (KEY=VALUE lines, shell-quoted
 # only where needed), so a test harness can do
@@ -16,12 +19,16 @@
 #   REKOR_V2_URL          the log's one base URL, as a public Rekor v2 log has:
 #                           POST /api/v2/log/entries (answers once a checkpoint covers the entry)
 #                           GET  /checkpoint, /tile/<L>/<N>[.p/<W>], /tile/entries/<N>[.p/<W>]
-#   REKOR_V2_ORIGIN       the checkpoint origin (first line; also the note key name)
+#   REKOR_V2_ORIGIN       the checkpoint origin (first line; also the note key name): the host
+#                         name of REKOR_V2_URL without its port, as Sigstore's verifiers expect
+#                         (sigstore-go checks a Rekor v2 checkpoint as signed by the host name of
+#                         the trusted root's baseUrl)
 #   REKOR_V2_PUBLIC_KEY   the log's Ed25519 public key (PEM file)
 #   REKOR_V2_VKEY         the same key as a signed-note verifier key, name+hash+base64
 #   REKOR_V2_LOG_ID       base64 of the full SHA-256 key ID, as in TransparencyLogEntry.logId.keyId
 #   REKOR_V2_SERVER_URL   rekor-server's own HTTP API (no tiles), REKOR_V2_GRPC_ADDR its gRPC one
 #   TSA_URL               the timestamp authority: POST /api/v1/timestamp
+#   TSA_TIMESTAMP_URL     that timestamp endpoint, $TSA_URL/api/v1/timestamp
 #                         (application/timestamp-query), GET /api/v1/timestamp/certchain
 #   TSA_CERT_CHAIN        its certificate chain (PEM, leaf first, then the root)
 #   TSA_ROOT_CERT         the root alone (for openssl ts -verify -CAfile)
@@ -63,7 +70,7 @@
 #   REKOR_V2_METRICS_PORT     rekor-server Prometheus metrics              default 3124
 #   TSA_METRICS_PORT          timestamp-server Prometheus metrics          default 3125
 #   REKOR_V2_ORIGIN           checkpoint origin, fixed when the log is made
-#                             (default: the scheme-less REKOR_V2_URL, 127.0.0.1:PORT)
+#                             (default: the host name of REKOR_V2_URL, 127.0.0.1)
 #   REKOR_V2_CHECKPOINT_INTERVAL  how often a checkpoint is published (default 100ms, the
 #                             smallest Tessera's POSIX storage allows)
 #   REKOR_V2_READY_TIMEOUT    seconds to wait for each component (default 60)
@@ -116,7 +123,7 @@ TSA_PORT="${TSA_PORT:-3122}"
 REKOR_V2_SERVER_PORT="${REKOR_V2_SERVER_PORT:-3123}"
 REKOR_V2_METRICS_PORT="${REKOR_V2_METRICS_PORT:-3124}"
 TSA_METRICS_PORT="${TSA_METRICS_PORT:-3125}"
-REKOR_V2_ORIGIN="${REKOR_V2_ORIGIN:-127.0.0.1:$REKOR_V2_PORT}"
+REKOR_V2_ORIGIN="${REKOR_V2_ORIGIN:-127.0.0.1}"
 REKOR_V2_CHECKPOINT_INTERVAL="${REKOR_V2_CHECKPOINT_INTERVAL:-100ms}"
 READY_TIMEOUT="${REKOR_V2_READY_TIMEOUT:-60}"
 
@@ -540,6 +547,7 @@ write_env() {
       REKOR_V2_GRPC_ADDR "127.0.0.1:$REKOR_V2_GRPC_PORT" \
       REKOR_V2_CHECKPOINT_INTERVAL "$REKOR_V2_CHECKPOINT_INTERVAL" \
       TSA_URL "$TSA_URL" \
+      TSA_TIMESTAMP_URL "$TSA_URL/api/v1/timestamp" \
       TSA_CERT_CHAIN "$TSA_CERT_CHAIN" \
       TSA_ROOT_CERT "$TSA_ROOT_CERT" \
       TSA_LEAF_CERT "$TSA_LEAF_CERT" \
@@ -625,6 +633,19 @@ cmd_status() {
   $ok
 }
 
+# cmd_stop_rekor and cmd_start_rekor make a log outage for tests: rekor-server alone stops.
+cmd_stop_rekor() {
+  lock_state
+  stop "$REKOR"
+}
+
+cmd_start_rekor() {
+  lock_state
+  ensure_binaries
+  check_origin
+  start_rekor
+}
+
 cmd_build() {
   [[ $# -eq 0 ]] || die "usage: $0 build"
   ensure_binaries
@@ -639,8 +660,10 @@ main() {
     build) cmd_build "$@" ;;
     down) cmd_down "$@" ;;
     status) cmd_status "$@" ;;
+    stop-rekor) cmd_stop_rekor "$@" ;;
+    start-rekor) cmd_start_rekor "$@" ;;
     -h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-    *) die "unknown command '$cmd' (use up, build, down [--wipe], status)" ;;
+    *) die "unknown command '$cmd' (use up, build, down [--wipe], status, stop-rekor, start-rekor)" ;;
   esac
 }
 
