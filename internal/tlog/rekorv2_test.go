@@ -2,13 +2,17 @@ package tlog
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +25,7 @@ import (
 // (make test sets it). Without REKOR_V2_URL they are skipped, unless
 // CAIRN_REQUIRE_REKOR_V2=1 makes that a failure.
 
-func rekorV2Options(t *testing.T) RekorV2Options {
+func rekorV2Options(t testing.TB) RekorV2Options {
 	t.Helper()
 	u := os.Getenv("REKOR_V2_URL")
 	if u == "" {
@@ -41,7 +45,7 @@ func rekorV2Options(t *testing.T) RekorV2Options {
 		TimestampURL: os.Getenv("TSA_TIMESTAMP_URL"), TimestampChainPEM: read("TSA_CERT_CHAIN")}
 }
 
-func newRekorV2(t *testing.T, o RekorV2Options) *RekorV2 {
+func newRekorV2(t testing.TB, o RekorV2Options) *RekorV2 {
 	t.Helper()
 	r, err := NewRekorV2(o)
 	if err != nil {
@@ -162,5 +166,42 @@ func TestRekorV2TimestampAuthorityDown(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if now := size(); now != was {
 		t.Errorf("the log grew from %d to %d", was, now)
+	}
+}
+
+// BenchmarkRekorV2Upload uploads distinct records to the local Rekor v2, one at a time and
+// 32 at once: each upload is a timestamp, then the log's wait for a checkpoint that covers
+// it (rekor-server looks once a second). ms/upload is what one anchor waits; uploads/s
+// what the federation gets through.
+func BenchmarkRekorV2Upload(b *testing.B) {
+	o := rekorV2Options(b)
+	r := newRekorV2(b, o)
+	base := int(time.Now().UnixNano() % (1 << 40))
+	var next atomic.Int64
+	for _, parallel := range []int{1, 32} {
+		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
+			var wg sync.WaitGroup
+			var spent atomic.Int64
+			start := time.Now()
+			for range parallel {
+				wg.Go(func() {
+					for i := next.Add(1); i <= int64(b.N)*int64(parallel); i = next.Add(1) {
+						body, _ := record(b, base+int(i))
+						began := time.Now()
+						if _, err := r.Upload(context.Background(), body); err != nil {
+							b.Error(err)
+							return
+						}
+						spent.Add(int64(time.Since(began)))
+					}
+				})
+			}
+			wg.Wait()
+			n := float64(b.N * parallel)
+			b.ReportMetric(float64(spent.Load())/n/1e6, "ms/upload")
+			b.ReportMetric(n/time.Since(start).Seconds(), "uploads/s")
+			next.Store(0)
+			base += b.N * parallel
+		})
 	}
 }

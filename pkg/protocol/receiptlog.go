@@ -54,9 +54,14 @@ func verifyReceiptLog(p *parsedReceipt, logKey crypto.PublicKey) (Check, error) 
 	}
 	logID, _ := LogID(key)
 	detail := fmt.Sprintf("log %s recorded the anchor at index %d", logID, b.LogIndex)
-	if b.Verification.SignedEntryTimestamp == "" {
+	body, _ := decodeCanonicalBase64("body", b.Body, -1) // verified above
+	switch {
+	case IsRekorV2Body(body):
+		detail += fmt.Sprintf("; a Rekor v2 entry, its time in %d RFC 3161 timestamps not checked here (Sigstore's tools check them against the federation's trusted root)",
+			len(b.Verification.RFC3161Timestamps))
+	case b.Verification.SignedEntryTimestamp == "":
 		detail += "; no signed entry timestamp: integratedTime is not authenticated"
-	} else {
+	default:
 		detail += ", integrated at " + time.Unix(b.IntegratedTime, 0).UTC().Format(time.RFC3339) + " (signed entry timestamp)"
 	}
 	if !recordKey.Equal(p.key) {
