@@ -132,9 +132,23 @@ var _ = Describe("API validation", func() {
 
 		// Federation.
 		Entry("Federation: unknown log type", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.TransparencyLog.Type = "sigstore" }), "create"},
-			"spec.transparencyLog.type", `Unsupported value: "sigstore": supported values: "embedded", "rekor"`),
+			"spec.transparencyLog.type", `Unsupported value: "sigstore": supported values: "embedded", "rekor", "rekor-v2"`),
 		Entry("Federation: rekor without a url", invalidCase{fed, changing(func(f *fv1.Federation) { f.Spec.TransparencyLog.Type = fv1.TransparencyLogRekor }), "create"},
 			"spec.transparencyLog", "url is required when type is rekor"),
+		Entry("Federation: rekor-v2 without a key or a timestamp authority", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.TransparencyLog = fv1.TransparencyLog{Type: fv1.TransparencyLogRekorV2, URL: "https://log.example.org"}
+		}), "create"}, "spec.transparencyLog", "url, publicKeyPEM and timestampAuthority are required when type is rekor-v2"),
+		Entry("Federation: a timestamp authority for another log", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.TransparencyLog.TimestampAuthority = &fv1.TimestampAuthority{URL: "https://tsa.example.org/api/v1/timestamp", CertChainPEM: "x"}
+		}), "create"}, "spec.transparencyLog", "readURL and timestampAuthority are for type rekor-v2"),
+		Entry("Federation: witnesses on rekor-v2", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.TransparencyLog = fv1.TransparencyLog{Type: fv1.TransparencyLogRekorV2, URL: "https://log.example.org",
+				PublicKeyPEM: rsaPEM, TimestampAuthority: &fv1.TimestampAuthority{URL: "https://tsa.example.org", CertChainPEM: "x"},
+				Witnesses: &fv1.WitnessPolicy{Quorum: 1, Witnesses: []fv1.WitnessRef{{Name: "w", Key: "w+00000000+AAAA", URL: "https://w.example.org"}}}}
+		}), "create"}, "spec.transparencyLog", "witnesses are for the embedded log"),
+		Entry("Federation: a retired log key that is not PEM", invalidCase{fed, changing(func(f *fv1.Federation) {
+			f.Spec.TransparencyLog.RetiredLogs = []fv1.RetiredLog{{PublicKeyPEM: "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"}}
+		}), "create"}, "spec.transparencyLog.retiredLogs[0].publicKeyPEM", "publicKeyPEM must be a PEM PUBLIC KEY block"),
 		Entry("Federation: rekor url that is not http", invalidCase{fed, changing(func(f *fv1.Federation) {
 			f.Spec.TransparencyLog = fv1.TransparencyLog{Type: fv1.TransparencyLogRekor, URL: "rekor.example.org"}
 		}), "create"}, "spec.transparencyLog.url", "url must be an http or https URL"),

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/cli/cmdutil"
 	"github.com/cairn-dev/cairn/pkg/client"
 	"github.com/cairn-dev/cairn/pkg/protocol"
+	"github.com/cairn-dev/cairn/pkg/sigstorebundle"
 )
 
 // receiptsOptions configures `cairn federation receipts`.
@@ -136,6 +137,12 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err != nil {
 		return err
 	}
+	var root *sigstorebundle.TrustedRoot
+	if o.format == formatSigstoreBundle { // before anything is written: a federation may have none
+		if root, err = fetchTrustedRoot(ctx, c, keys.log); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(o.outputDir, 0o755); err != nil {
 		return err
 	}
@@ -146,8 +153,8 @@ func (o *receiptsOptions) run(cmd *cobra.Command, fo *federationOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.format == formatSigstoreBundle && len(res.Bundles) > 0 {
-		if err := writeTrustedRoot(ctx, c, o.outputDir, keys.log); err != nil {
+	if root != nil && len(res.Bundles) > 0 {
+		if err := writeTrustedRoot(o.outputDir, root); err != nil {
 			return err
 		}
 		res.TrustedRoot = trustedRootFile(o.outputDir)

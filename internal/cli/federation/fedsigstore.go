@@ -65,29 +65,39 @@ func writeSigstoreBundle(dir string, r *protocol.Receipt, logKey crypto.PublicKe
 	return true, atomicfile.Write(sigstoreBundleFile(dir, r.AnchorID), append(raw, '\n'), 0o644)
 }
 
-// writeTrustedRoot fetches the federation's Sigstore trusted root and writes it into dir
-// once every log key it names is logKey, the key the receipts were verified under.
-func writeTrustedRoot(ctx context.Context, c *client.Client, dir string, logKey crypto.PublicKey) error {
+// fetchTrustedRoot fetches the federation's Sigstore trusted root and checks that every
+// log key it names is logKey, the key the receipts are verified under. A federation on its
+// embedded log has none: Sigstore's tools do not read that log's checkpoints.
+func fetchTrustedRoot(ctx context.Context, c *client.Client, logKey crypto.PublicKey) (*sigstorebundle.TrustedRoot, error) {
 	if logKey == nil {
-		return errors.New("the trusted root names log keys, and no log key is trusted here: pin one (cairn federation trust) or pass --log-key")
+		return nil, errors.New("the trusted root names log keys, and no log key is trusted here: pin one (cairn federation trust) or pass --log-key")
 	}
 	raw, err := c.TrustedRoot(ctx)
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.Code == "log_not_served" {
+		return nil, errors.New("--format sigstore-bundle: the federation logs to its embedded log, whose checkpoints Sigstore's tools do not read; cairn federation verify checks its receipts")
+	}
 	if err != nil {
-		return fmt.Errorf("the federation's trusted root: %w", err)
+		return nil, fmt.Errorf("the federation's trusted root: %w", err)
 	}
 	root, err := sigstorebundle.ParseTrustedRoot(raw)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keys, err := root.LogKeys()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range keys {
 		if eq, ok := k.(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(logKey) {
-			return fmt.Errorf("%w: the federation's trusted root names a log key other than the trusted one", protocol.ErrKeyNotTrusted)
+			return nil, fmt.Errorf("%w: the federation's trusted root names a log key other than the trusted one", protocol.ErrKeyNotTrusted)
 		}
 	}
+	return root, nil
+}
+
+// writeTrustedRoot writes root into dir.
+func writeTrustedRoot(dir string, root *sigstorebundle.TrustedRoot) error {
 	out, err := root.Marshal()
 	if err != nil {
 		return err

@@ -90,6 +90,23 @@ func TestReceiptsWriteSigstoreBundles(t *testing.T) {
 		t.Errorf("the bundle's entry does not log the anchor: %v", err)
 	}
 
+	// A federation on its embedded log has no trusted root: nothing is written, and the
+	// command says why.
+	fresh := filepath.Join(dir, "embedded")
+	served := f.routes["GET /federation/log/trusted-root"]
+	f.routes["GET /federation/log/trusted-root"] = func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "log_not_served", "message": "embedded"})
+	}
+	out, err = runCairn(t, "federation", "receipts", "--service", f.URL, "--config-dir", cfg,
+		"--operator-id", id, "--private-key", priv, "--output-dir", fresh, "--format", formatSigstoreBundle)
+	if err == nil || !strings.Contains(out+err.Error(), "embedded log") {
+		t.Fatalf("receipts --format sigstore-bundle of an embedded-log federation: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("something was written for an embedded-log federation: %v", err)
+	}
+	f.routes["GET /federation/log/trusted-root"] = served
+
 	// A trusted root naming another log key is not written.
 	if err := os.Remove(filepath.Join(outDir, "trusted_root.json")); err != nil {
 		t.Fatal(err)
