@@ -61,7 +61,9 @@ DATA_DIR="$STATE/mysql"
 
 log() { printf 'rekor-up: %s\n' "$*" >&2; }
 die() { printf 'rekor-up: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=lock.sh source-path=SCRIPTDIR disable=SC1091 # -x follows them
 . "$(dirname "$0")/lock.sh"
+. "$(dirname "$0")/daemons.sh"
 
 # ---------------------------------------------------------------------------------------
 # Configuration: explicit environment > values remembered in $STATE/env > defaults.
@@ -102,104 +104,6 @@ MARIADB=mariadbd
 LOG_SERVER=trillian_log_server
 LOG_SIGNER=trillian_log_signer
 REKOR=rekor-server
-
-# ---------------------------------------------------------------------------------------
-# Process helpers
-# ---------------------------------------------------------------------------------------
-
-# pid_of NAME prints the pid from NAME's pid file if that process is alive and still runs
-# the binary NAME (so a recycled pid is never mistaken for ours); fails otherwise.
-pid_of() {
-  local name="$1" pid argv0
-  [[ -f "$RUN_DIR/$name.pid" ]] || return 1
-  pid="$(<"$RUN_DIR/$name.pid")"
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  [[ -r "/proc/$pid/cmdline" ]] || return 1
-  argv0="$(tr '\0' '\n' <"/proc/$pid/cmdline" | head -n1)"
-  [[ "$(basename -- "$argv0")" == "$name" ]] || return 1
-  printf '%s\n' "$pid"
-}
-
-# spawn NAME BINARY ARGS... starts BINARY fully detached (new session, stdin from /dev/null,
-# output appended to NAME's log) and records its pid. The inner shell writes its own pid and
-# then execs the binary, so the pid file holds the daemon's pid. Descriptor 9 (our lock) is
-# closed so a daemon never holds the lock.
-spawn() {
-  local name="$1"; shift
-  mkdir -p "$RUN_DIR" "$LOG_DIR"
-  printf '\n==== %s starting %s\n' "$(date -u +%FT%TZ)" "$name" >>"$LOG_DIR/$name.log"
-  # shellcheck disable=SC2016 # $$ and $@ belong to the inner shell
-  setsid nohup bash -c 'echo $$ >"$0"; exec "$@"' "$RUN_DIR/$name.pid" "$@" \
-    </dev/null >>"$LOG_DIR/$name.log" 2>&1 9>&- &
-  # Wait briefly for the pid file so callers can use pid_of at once.
-  local i
-  for i in $(seq 50); do
-    pid_of "$name" >/dev/null && return 0
-    sleep 0.1
-  done
-  fail_with_log "$name" "$name exited at once (or never started)"
-}
-
-# stop NAME stops NAME's process: SIGTERM, then SIGKILL after 20 s.
-stop() {
-  local name="$1" pid i
-  if ! pid="$(pid_of "$name")"; then
-    rm -f "$RUN_DIR/$name.pid"
-    return 0
-  fi
-  log "stopping $name (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "$name did not exit after SIGTERM; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
-  rm -f "$RUN_DIR/$name.pid"
-}
-
-fail_with_log() { # fail_with_log NAME MESSAGE
-  local name="$1" msg="$2"
-  printf 'rekor-up: error: %s\n' "$msg" >&2
-  local f="$LOG_DIR/$name.log" run pattern='^(panic: |F[0-9]{4} )|\[ERROR\]|ERROR'
-  if [[ -f "$f" ]]; then
-    # Only the latest run: the log is appended to, one "==== ... starting" header per start.
-    run="$(awk '/^==== /{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$f")"
-    printf 'rekor-up: last lines of %s:\n' "$f" >&2
-    tail -n 40 <<<"$run" | sed 's/^/    /' >&2
-    # Go panics and klog fatals put the cause above a long stack trace; repeat it last.
-    if grep -qE "$pattern" <<<"$run"; then
-      printf 'rekor-up: likely cause:\n' >&2
-      grep -E "$pattern" <<<"$run" | tail -n 3 | cut -c1-600 | sed 's/^/    /' >&2
-    fi
-  fi
-  exit 1
-}
-
-# port_open PORT succeeds if something accepts TCP connections on 127.0.0.1:PORT.
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# ensure_port_free NAME PORT fails early when another program already listens on PORT.
-ensure_port_free() {
-  if port_open "$2"; then
-    die "cannot start $1: 127.0.0.1:$2 is already in use by another program (override the port with the env vars listed at the top of $0)"
-  fi
-}
-
-# wait_ready NAME DESCRIPTION CHECK... polls CHECK every 0.25 s until it succeeds; fails with
-# the tail of NAME's log if NAME's process dies or READY_TIMEOUT seconds pass.
-wait_ready() {
-  local name="$1" what="$2"; shift 2
-  local deadline=$((SECONDS + READY_TIMEOUT))
-  until "$@" >/dev/null 2>&1; do
-    pid_of "$name" >/dev/null || fail_with_log "$name" "$name exited while waiting for $what"
-    ((SECONDS < deadline)) || fail_with_log "$name" "timed out after ${READY_TIMEOUT}s waiting for $what"
-    sleep 0.25
-  done
-}
 
 # ---------------------------------------------------------------------------------------
 # Health checks
@@ -553,8 +457,7 @@ cmd_stop_rekor() {
   lock_state
   stop "$REKOR"
   # Make sure the port really refuses connections before returning.
-  local i
-  for i in $(seq 50); do port_open "$REKOR_PORT" || return 0; sleep 0.1; done
+  for _ in $(seq 50); do port_open "$REKOR_PORT" || return 0; sleep 0.1; done
   die "127.0.0.1:$REKOR_PORT still accepts connections after stopping rekor-server"
 }
 
