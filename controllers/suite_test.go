@@ -106,11 +106,16 @@ var _ = BeforeSuite(func() {
 	Expect(Setup(ctx, mgr, Options{Logs: suiteLogs, RetrySchedule: testRetrySchedule, Now: suiteClock.Now,
 		Hooks: Hooks{AnchorCreated: onAnchorCreated}, History: suiteHistory, HistoryInterval: 24 * time.Hour})).To(Succeed())
 	mgrClient = mgr.GetClient()
+	mgrDone = make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
+		defer close(mgrDone)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 })
+
+// mgrDone is closed when the manager has stopped.
+var mgrDone chan struct{}
 
 // newScheme returns a scheme with the built-in kinds and the federation.cairn.dev kinds.
 func newScheme() *runtime.Scheme {
@@ -122,6 +127,9 @@ func newScheme() *runtime.Scheme {
 
 var _ = AfterSuite(func() {
 	cancel()
+	// The manager's watches and requests end before the API server is asked to stop: it
+	// waits for the requests in flight.
+	Eventually(mgrDone).WithTimeout(time.Minute).Should(BeClosed())
 	By("stopping the API server")
 	Expect(testEnv.Stop()).To(Succeed())
 })

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,8 +98,10 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(federation.RegisterIndexes(ctx, replica.GetFieldIndexer())).To(Succeed())
 	for _, m := range []ctrl.Manager{mgr, replica} {
+		managers.Add(1)
 		go func() {
 			defer GinkgoRecover()
+			defer managers.Done()
 			Expect(m.Start(ctx)).To(Succeed())
 		}()
 	}
@@ -116,8 +119,16 @@ var _ = BeforeSuite(func() {
 	}).Should(Succeed())
 })
 
+// managers counts the managers still running.
+var managers sync.WaitGroup
+
 var _ = AfterSuite(func() {
 	cancel()
+	// The managers' watches and requests end before the API server is asked to stop: it
+	// waits for the requests in flight, past envtest's patience.
+	stopped := make(chan struct{})
+	go func() { managers.Wait(); close(stopped) }()
+	Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
 	Expect(testEnv.Stop()).To(Succeed())
 })
 
