@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"crypto"
 	"crypto/ed25519"
+	"encoding/base64"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -67,6 +69,17 @@ var _ = Describe("Receipts", Label("log"), func() {
 		Expect(err).To(HaveOccurred(), "another log's key")
 
 		if onRekorV2() {
+			By("a timestamp in status is served only when the federation's authority signed it over this entry")
+			current := currentFederation(fed)
+			Expect(federation.VerifyTimestamps(current, &anchored, logKey)).To(Succeed())
+			forged := anchored.DeepCopy()
+			raw, err := base64.StdEncoding.DecodeString(forged.Status.RFC3161Timestamps[0])
+			Expect(err).NotTo(HaveOccurred())
+			raw[len(raw)-5] ^= 1
+			forged.Status.RFC3161Timestamps = append(forged.Status.RFC3161Timestamps, base64.StdEncoding.EncodeToString(raw))
+			Expect(federation.VerifyTimestamps(current, forged, logKey)).To(MatchError(federation.ErrTimestampUnverified))
+			_, err = federation.SigstoreBundle(current, forged, []crypto.PublicKey{logKey})
+			Expect(err).To(MatchError(federation.ErrTimestampUnverified))
 			return // no entry timestamps to get back
 		}
 		By("an anchor logged before the embedded log signed entry timestamps gets one back")

@@ -27,7 +27,7 @@ func verifySigstoreBundle(fed *fv1.Federation, ca *fv1.CrossAnchor, logKey crypt
 	GinkgoHelper()
 	bin := os.Getenv("CAIRN_SIGSTORE_VERIFY")
 	Expect(bin).NotTo(BeEmpty(), "CAIRN_SIGSTORE_VERIFY names hack/sigstore-verify built (make sigstore-verify-build)")
-	b, err := federation.SigstoreBundle(ca, []crypto.PublicKey{logKey})
+	b, err := federation.SigstoreBundle(currentFederation(fed), ca, []crypto.PublicKey{logKey})
 	Expect(err).NotTo(HaveOccurred())
 	root, err := federation.TrustedRoot(ctx, currentFederation(fed), logKey, nil)
 	Expect(err).NotTo(HaveOccurred())

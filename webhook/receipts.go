@@ -149,6 +149,13 @@ func (s *Server) receipt(ctx context.Context, fed *fv1.Federation, ca *fv1.Cross
 					"you hold and try again later",
 				extra: map[string]any{"anchor_id": ca.Name}}
 		}
+		if err := federation.VerifyTimestamps(fed, ca, logKey); err != nil {
+			s.log.WarnContext(ctx, "Refused to serve a receipt with a timestamp that does not verify", "anchorID", ca.Name, "error", err)
+			return nil, &apiError{status: http.StatusServiceUnavailable, code: "receipt_log_unverifiable", retryAfter: receiptRetry,
+				message: "a timestamp of the log entry of " + ca.Name + " does not verify under the federation's timestamp authority; " +
+					"it will not serve that anchor's receipt: keep the receipt you hold and try again later",
+				extra: map[string]any{"anchor_id": ca.Name}}
+		}
 	}
 	var leaf *federation.ReceiptLeaf
 	if federation.IsMerkle(ca) {

@@ -26,7 +26,7 @@ func (s *Server) serveSigstoreBundle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "anchor_not_logged", message: "the log has not recorded anchor " + id + " yet"})
 		return
 	}
-	b, err := federation.SigstoreBundle(ca, s.receiptLogKeys(ctx, fed))
+	b, err := federation.SigstoreBundle(fed, ca, s.receiptLogKeys(ctx, fed))
 	if err != nil {
 		s.log.WarnContext(ctx, "Not serving a Sigstore bundle of a log leg that does not verify", "anchorID", id, "error", err)
 		writeError(w, &apiError{status: http.StatusNotFound, code: "anchor_not_logged", message: "no log proof of anchor " + id + " verifies"})

@@ -18,10 +18,11 @@ var ErrNotLogged = errors.New("the anchor is not in the log yet")
 
 // SigstoreBundle restates ca's log leg as a Sigstore bundle (see package
 // sigstorebundle), once its proof bundle, rebuilt from status, verifies under one of
-// logKeys (VerifyLogLeg): status is not evidence. The bundle's key hint is the
+// logKeys (VerifyLogLeg) and its timestamps under fed's authority (VerifyTimestamps):
+// status is not evidence. The bundle's key hint is the
 // fingerprint of the federation key that signed ca. The caller has checked that the
 // federation made ca (Trust.Verify).
-func SigstoreBundle(ca *fv1.CrossAnchor, logKeys []crypto.PublicKey) (*sigstorebundle.Bundle, error) {
+func SigstoreBundle(fed *fv1.Federation, ca *fv1.CrossAnchor, logKeys []crypto.PublicKey) (*sigstorebundle.Bundle, error) {
 	if !HasLogLeg(ca) {
 		return nil, ErrNotLogged
 	}
@@ -34,6 +35,9 @@ func SigstoreBundle(ca *fv1.CrossAnchor, logKeys []crypto.PublicKey) (*sigstoreb
 		if err := VerifyLogLeg(ca, key); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if err := VerifyTimestamps(fed, ca, key); err != nil {
+			return nil, err
 		}
 		b, err := logBundle(ca)
 		if err != nil {
