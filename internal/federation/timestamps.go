@@ -35,7 +35,7 @@ func VerifyTimestamps(fed *fv1.Federation, ca *fv1.CrossAnchor, logKey crypto.Pu
 	}
 	chain, err := rfc3161.ParseChainPEM([]byte(spec.TimestampAuthority.CertChainPEM))
 	if err != nil {
-		return fmt.Errorf("Federation %s's timestamp authority: %w", fed.Name, err)
+		return fmt.Errorf("the timestamp authority of Federation %s: %w", fed.Name, err)
 	}
 	body, err := base64.StdEncoding.DecodeString(ca.Status.EntryBody)
 	if err != nil {
