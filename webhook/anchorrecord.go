@@ -61,17 +61,26 @@ func (s *Server) anchorPath(w http.ResponseWriter, r *http.Request) (id string, 
 
 // serveAnchor answers GET /federation/anchor/{id}.
 func (s *Server) serveAnchor(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	id, fed, ok := s.anchorPath(w, r)
+	fed, ca, ok := s.pathAnchor(w, r)
 	if !ok {
 		return
 	}
-	ca, err := s.trustedAnchor(ctx, fed, id)
-	if err != nil {
-		s.fail(ctx, w, "read the anchor", err)
-		return
+	writeJSON(w, http.StatusOK, newAnchorRecord(ca, s.logLegVerified(r.Context(), fed, ca)))
+}
+
+// pathAnchor returns the anchor the path's {id} names, when the federation made it
+// (trustedAnchor); otherwise it answers the request itself and returns false.
+func (s *Server) pathAnchor(w http.ResponseWriter, r *http.Request) (*fv1.Federation, *fv1.CrossAnchor, bool) {
+	id, fed, ok := s.anchorPath(w, r)
+	if !ok {
+		return nil, nil, false
 	}
-	writeJSON(w, http.StatusOK, newAnchorRecord(ca, s.logLegVerified(ctx, fed, ca)))
+	ca, err := s.trustedAnchor(r.Context(), fed, id)
+	if err != nil {
+		s.fail(r.Context(), w, "read the anchor", err)
+		return nil, nil, false
+	}
+	return fed, ca, true
 }
 
 // logLegVerified reports whether the log entry ca's status records verifies under the

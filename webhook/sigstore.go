@@ -13,15 +13,11 @@ import (
 // federation's log keys (receiptLogKeys).
 func (s *Server) serveSigstoreBundle(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	id, fed, ok := s.anchorPath(w, r)
+	fed, ca, ok := s.pathAnchor(w, r)
 	if !ok {
 		return
 	}
-	ca, err := s.trustedAnchor(ctx, fed, id)
-	if err != nil {
-		s.fail(ctx, w, "read the anchor", err)
-		return
-	}
+	id := ca.Name
 	if !federation.HasLogLeg(ca) {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "anchor_not_logged", message: "the log has not recorded anchor " + id + " yet"})
 		return
