@@ -65,6 +65,9 @@ test: manifests generate fmt vet setup-envtest setup-crds rekor-up rekor-v2-up p
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CAIRN_EXTERNAL_CRDS="$(EXTERNAL_CRDS)" go test ./... -count=1 -timeout 45m -coverprofile cover.out && \
 	echo "== the browser tests: the browser each ran, and what it asked for on its own (refused; no page asked)" && \
 	awk -F '\t' '{ printf "  %-44s %s: %s\n", $$1, $$2, $$3 } END { if (NR == 0) print "  no browser test ran" }' "$$browsers"
+	@echo "== the log, its witnessing loop and the witness again, under the race detector"
+	set -a && . "$(REKOR_ENV)" && . "$(REKOR_V2_ENV)" && set +a && \
+		go test -race ./internal/tlog ./internal/witnessd ./pkg/witness -count=1 -timeout 20m
 	@echo "== the controllers' log specs again, against the local Rekor"
 	set -a && . "$(REKOR_ENV)" && set +a && CAIRN_FEDERATION_LOG=rekor \
 		KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test ./controllers -count=1 -timeout 30m -run TestControllers -args -ginkgo.label-filter=log

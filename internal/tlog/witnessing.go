@@ -162,9 +162,17 @@ func (w *witnessing) round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The witnesses are asked at once, and tessera's ProofBuilder caches the nodes it reads
+	// in a map of its own: one proof at a time.
+	var proofMu sync.Mutex
+	consistency := func(ctx context.Context, from, to uint64) ([][]byte, error) {
+		proofMu.Lock()
+		defer proofMu.Unlock()
+		return proofs.ConsistencyProof(ctx, from, to)
+	}
 	var wg sync.WaitGroup
 	for _, ws := range due {
-		wg.Go(func() { w.ask(ctx, ws, raw, cp, proofs) })
+		wg.Go(func() { w.ask(ctx, ws, raw, cp, consistency) })
 	}
 	wg.Wait()
 	return w.publish(raw)
@@ -172,7 +180,9 @@ func (w *witnessing) round(ctx context.Context) error {
 
 // ask sends cp to one witness, once more if it names another old size, and records the
 // answer.
-func (w *witnessing) ask(ctx context.Context, ws *witnessState, raw []byte, cp *protocol.Checkpoint, proofs *client.ProofBuilder) {
+func (w *witnessing) ask(ctx context.Context, ws *witnessState, raw []byte, cp *protocol.Checkpoint,
+	consistency func(ctx context.Context, from, to uint64) ([][]byte, error),
+) {
 	ctx, cancel := context.WithTimeout(ctx, witnessRequestTimeout)
 	defer cancel()
 	var line []byte
@@ -185,7 +195,7 @@ func (w *witnessing) ask(ctx context.Context, ws *witnessState, raw []byte, cp *
 			break
 		}
 		if ws.size > 0 && ws.size < cp.Size {
-			if req.Proof, err = proofs.ConsistencyProof(ctx, ws.size, cp.Size); err != nil {
+			if req.Proof, err = consistency(ctx, ws.size, cp.Size); err != nil {
 				break
 			}
 		}
